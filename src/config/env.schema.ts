@@ -1,0 +1,50 @@
+import { z } from 'zod';
+
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
+const url = (protocols: string[]) =>
+  z.string().refine((v) => {
+    try {
+      return protocols.includes(new URL(v).protocol);
+    } catch {
+      return false;
+    }
+  }, `must be a URL (${protocols.join(' or ')})`);
+
+/** The contract's environment (API.md), plus a few internal knobs with safe defaults. */
+export const envSchema = z.object({
+  PORT: int(0, 65535).default(3000),
+  DATABASE_URL: url(['postgres:', 'postgresql:']).default('postgres://postgres@localhost:5432/tcc'),
+  DB_POOL_SIZE: int(1, 500).default(20),
+  REDIS_URL: url(['redis:', 'rediss:']).default('redis://localhost:6379'),
+  QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'must be 1-64 chars of [A-Za-z0-9_.:-]').default('tcc'),
+  ROLE: z.enum(['api', 'worker', 'all']).default('all'),
+  ADMIN_TOKEN: z.string().min(1).optional(),
+  PAYMENT_GATEWAY_URL: url(['http:', 'https:']).default('http://localhost:4000'),
+  PAYMENT_TIMEOUT_MS: int(1, 600_000).default(3000),
+  RESERVATION_TTL_MS: int(1000, 30 * 24 * 3600_000).default(900_000),
+  CONFIRM_MAX_ATTEMPTS: int(1, 100).default(5),
+  CONFIRM_RETRY_BASE_MS: int(1, 3_600_000).default(1000),
+  BREAKER_ERROR_THRESHOLD_PERCENT: int(1, 100).default(50),
+  BREAKER_RESET_TIMEOUT_MS: int(1, 3_600_000).default(30_000),
+  BREAKER_VOLUME_THRESHOLD: int(0, 100_000).default(10),
+  // Internal knobs (not part of the public contract).
+  SWEEP_INTERVAL_MS: int(50, 600_000).default(5000),
+  /** How long a duplicate Try waits for the first one before answering IDEMPOTENCY_IN_PROGRESS. */
+  IDEMPOTENCY_WAIT_MS: int(10, 60_000).default(5000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+export class InvalidEnvError extends Error {}
+
+/** Parses the environment once; a bad value names the variable. Empty strings count as unset. */
+export function parseEnv(source: NodeJS.ProcessEnv): Env {
+  const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ''));
+  const result = envSchema.safeParse(cleaned);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new InvalidEnvError(`Invalid environment:\n  ${lines.join('\n  ')}`);
+  }
+  return result.data;
+}

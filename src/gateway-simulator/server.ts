@@ -1,0 +1,271 @@
+import http from 'node:http';
+import type { Socket } from 'node:net';
+import { decideCharge, defaultFaults, mergeFaults, validateFaultsPatch, validateScript, type Faults } from './faults.js';
+import { Ledger, type Payment } from './ledger.js';
+
+export interface Simulator {
+  server: http.Server;
+  ledger: Ledger;
+  /** Live fault settings; mutated in place so this reference never goes stale. */
+  faults: Faults;
+  /** Ends hanging requests and open sockets, then closes the server. */
+  close(): Promise<void>;
+}
+
+const BODY_LIMIT = 64 * 1024;
+const MAX_KEY_LENGTH = 255;
+
+class HttpError extends Error {
+  constructor(readonly status: number, readonly code: string, message: string) {
+    super(message);
+  }
+}
+
+interface Reply {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+  /** Extra wait before answering; hang modes use it to outlive client timeouts. */
+  delayMs?: number;
+}
+
+const error = (status: number, code: string, message: string, extra: Partial<Reply> = {}): Reply => ({
+  status,
+  body: { error: code, message },
+  ...extra,
+});
+
+function readJson(req: http.IncomingMessage): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = Number(req.headers['content-length'] ?? 0) > BODY_LIMIT;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > BODY_LIMIT) tooLarge = true;
+      // Keep draining instead of destroying so the 413 can still be delivered.
+      if (!tooLarge) chunks.push(chunk);
+    });
+    req.on('error', reject);
+    req.on('end', () => {
+      if (tooLarge) return reject(new HttpError(413, 'body_too_large', `body exceeds ${BODY_LIMIT} bytes`));
+      const text = Buffer.concat(chunks).toString('utf8');
+      if (text.trim() === '') return resolve(undefined);
+      try {
+        resolve(JSON.parse(text));
+      } catch {
+        reject(new HttpError(400, 'malformed_json', 'request body is not valid JSON'));
+      }
+    });
+  });
+}
+
+function requireKey(req: http.IncomingMessage): string {
+  const key = req.headers['idempotency-key'];
+  if (typeof key !== 'string' || key.trim() === '' || key.length > MAX_KEY_LENGTH) {
+    throw new HttpError(400, 'missing_idempotency_key', `Idempotency-Key header is required (1-${MAX_KEY_LENGTH} chars)`);
+  }
+  return key;
+}
+
+const invalid = (message: string): HttpError => new HttpError(400, 'invalid_body', message);
+
+function requireObject(body: unknown): Record<string, unknown> {
+  if (typeof body === 'object' && body !== null && !Array.isArray(body)) return body as Record<string, unknown>;
+  throw invalid('body must be a JSON object');
+}
+
+function requireAmount(value: unknown): number {
+  if (Number.isSafeInteger(value) && (value as number) > 0) return value as number;
+  throw invalid('amountMinor must be a positive integer');
+}
+
+function parseCharge(body: unknown): { amountMinor: number; currency: string; reference: string; paymentToken?: string } {
+  const b = requireObject(body);
+  const amountMinor = requireAmount(b.amountMinor);
+  if (typeof b.currency !== 'string' || !/^[A-Z]{3}$/.test(b.currency)) {
+    throw invalid('currency must be an ISO 4217 code such as "EUR"');
+  }
+  if (typeof b.reference !== 'string' || b.reference === '' || b.reference.length > 255) {
+    throw invalid('reference must be a non-empty string of at most 255 chars');
+  }
+  if (b.paymentToken !== undefined && typeof b.paymentToken !== 'string') {
+    throw invalid('paymentToken must be a string');
+  }
+  return { amountMinor, currency: b.currency, reference: b.reference, paymentToken: b.paymentToken };
+}
+
+const paymentReply = (p: Payment, replayed: boolean): Reply => ({
+  status: p.status === 'succeeded' ? 201 : 402,
+  body: p,
+  headers: replayed ? { 'idempotent-replayed': 'true' } : undefined,
+});
+
+export function createSimulatorServer(initialFaults: Partial<Faults> = {}): Simulator {
+  const ledger = new Ledger();
+  const faults: Faults = mergeFaults(defaultFaults(), initialFaults);
+  const sockets = new Set<Socket>();
+  const timers = new Set<NodeJS.Timeout>();
+
+  const unavailable = (): Reply => error(503, 'unavailable', 'gateway unavailable (simulated)');
+
+  async function charge(req: http.IncomingMessage): Promise<Reply> {
+    const key = requireKey(req);
+    const input = parseCharge(await readJson(req));
+    ledger.countChargeRequest();
+    const fingerprint = JSON.stringify([input.amountMinor, input.currency, input.reference, input.paymentToken ?? null]);
+    // Everything from lookup to recording is synchronous, so concurrent requests
+    // with one key are serialised by the event loop and can never charge twice.
+    const seen = ledger.lookupCharge(key, fingerprint);
+    if (seen.kind === 'conflict') return error(422, 'idempotency_key_reused', 'Idempotency-Key was used with a different body');
+    if (seen.kind === 'replay') return paymentReply(seen.value, true);
+
+    const decision = decideCharge(faults, input.paymentToken);
+    faults.script = decision.script;
+    switch (decision.mode) {
+      case 'error':
+        return error(500, 'internal_error', 'simulated failure before charging');
+      case 'rate_limit':
+        return error(429, 'rate_limited', 'simulated rate limit', { headers: { 'retry-after': '1' } });
+      case 'hang':
+        return error(504, 'gateway_timeout', 'simulated hang before charging', { delayMs: faults.hangMs });
+      case 'decline':
+        return paymentReply(ledger.charge(key, fingerprint, input, 'declined'), false);
+      case 'charge_then_error':
+        ledger.charge(key, fingerprint, input, 'succeeded');
+        return error(500, 'internal_error', 'simulated failure after charging');
+      case 'charge_then_hang':
+        return { ...paymentReply(ledger.charge(key, fingerprint, input, 'succeeded'), false), delayMs: faults.hangMs };
+      case 'ok':
+        return paymentReply(ledger.charge(key, fingerprint, input, 'succeeded'), false);
+    }
+  }
+
+  async function refund(req: http.IncomingMessage, paymentId: string): Promise<Reply> {
+    if (faults.refundDown) return unavailable();
+    const key = requireKey(req);
+    const amountMinor = requireAmount(requireObject(await readJson(req)).amountMinor);
+    const fingerprint = JSON.stringify([paymentId, amountMinor]);
+    const seen = ledger.lookupRefund(key, fingerprint);
+    if (seen.kind === 'conflict') return error(422, 'idempotency_key_reused', 'Idempotency-Key was used with a different body');
+    if (seen.kind === 'replay') return { status: 201, body: seen.value, headers: { 'idempotent-replayed': 'true' } };
+    const result = ledger.refund(key, fingerprint, paymentId, amountMinor);
+    if (result.ok) return { status: 201, body: result.refund };
+    if (result.reason === 'payment_not_found') return error(404, 'payment_not_found', `no payment ${paymentId}`);
+    if (result.reason === 'payment_declined') return error(422, 'payment_declined', 'cannot refund a declined payment');
+    return error(422, 'refund_exceeds_captured', 'refund exceeds the remaining captured amount');
+  }
+
+  async function control(req: http.IncomingMessage, path: string): Promise<Reply | undefined> {
+    const route = `${req.method} ${path}`;
+    if (route === 'GET /__control/faults') return { status: 200, body: faults };
+    if (route === 'GET /__control/ledger') return { status: 200, body: ledger.snapshot() };
+    if (route === 'PUT /__control/faults') {
+      const result = validateFaultsPatch(await readJson(req));
+      if (!result.ok) return error(400, 'invalid_faults', result.error);
+      Object.assign(faults, mergeFaults(faults, result.patch));
+      return { status: 200, body: faults };
+    }
+    if (route === 'POST /__control/script') {
+      const body = await readJson(req);
+      const result = validateScript(typeof body === 'object' && body !== null ? (body as { script?: unknown }).script : undefined);
+      if (!result.ok) return error(400, 'invalid_script', result.error);
+      faults.script = result.script;
+      return { status: 200, body: faults };
+    }
+    if (route === 'POST /__control/reset') {
+      ledger.reset();
+      Object.assign(faults, defaultFaults());
+      return { status: 200, body: faults };
+    }
+    return undefined;
+  }
+
+  async function payments(req: http.IncomingMessage, url: URL): Promise<Reply | undefined> {
+    const path = url.pathname;
+    if (path !== '/payments' && !path.startsWith('/payments/')) return undefined;
+    // "down" models a dead gateway: answer at once, touch nothing, not even the body.
+    if (faults.down) return unavailable();
+    if (path === '/payments' && req.method === 'POST') return charge(req);
+    if (path === '/payments' && req.method === 'GET') {
+      if (faults.lookupDown) return unavailable();
+      const reference = url.searchParams.get('reference');
+      if (!reference) return error(400, 'invalid_query', 'reference query parameter is required');
+      return { status: 200, body: { data: ledger.paymentsByReference(reference) } };
+    }
+    const refundMatch = /^\/payments\/([^/]+)\/refunds$/.exec(path);
+    if (refundMatch && req.method === 'POST') return refund(req, decodeURIComponent(refundMatch[1] as string));
+    return undefined;
+  }
+
+  /** Resolves false if the client went away (or the simulator closed) first. */
+  function wait(res: http.ServerResponse, ms: number): Promise<boolean> {
+    if (ms <= 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => finish(true), ms);
+      timers.add(timer);
+      const onClose = (): void => finish(false);
+      function finish(elapsed: boolean): void {
+        clearTimeout(timer);
+        timers.delete(timer);
+        res.off('close', onClose);
+        resolve(elapsed);
+      }
+      res.on('close', onClose);
+    });
+  }
+
+  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://simulator.local');
+    let reply: Reply | undefined;
+    let isPayments = false;
+    try {
+      if (url.pathname === '/health' && req.method === 'GET') reply = { status: 200, body: { status: 'ok' } };
+      else if (url.pathname.startsWith('/__control/')) reply = await control(req, url.pathname);
+      else {
+        reply = await payments(req, url);
+        isPayments = reply !== undefined && reply.status !== 503;
+      }
+      reply ??= error(404, 'not_found', `no route ${req.method} ${url.pathname}`);
+    } catch (err) {
+      reply = err instanceof HttpError ? error(err.status, err.code, err.message) : error(500, 'internal_error', String(err));
+      isPayments = url.pathname.startsWith('/payments');
+    }
+    const delayMs = (isPayments ? faults.latencyMs : 0) + (reply.delayMs ?? 0);
+    if (!(await wait(res, delayMs))) return;
+    if (res.destroyed || res.writableEnded) return;
+    const payload = JSON.stringify(reply.body);
+    res.writeHead(reply.status, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(payload),
+      ...reply.headers,
+    });
+    res.end(payload);
+  }
+
+  const server = http.createServer((req, res) => {
+    handle(req, res).catch(() => {
+      if (!res.headersSent && !res.destroyed) res.writeHead(500).end();
+    });
+  });
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  server.on('clientError', (_err, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    else socket.destroy();
+  });
+
+  async function close(): Promise<void> {
+    for (const timer of timers) clearTimeout(timer);
+    timers.clear();
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const socket of sockets) socket.destroy();
+    if (server.listening) await closed;
+  }
+
+  return { server, ledger, faults, close };
+}
+
+export const closeSimulator = (sim: Simulator): Promise<void> => sim.close();

@@ -1,0 +1,85 @@
+import type { Sql } from '../database/db.js';
+
+/**
+ * The reservation path, in one place and in SQL this project controls. Every stock movement is
+ * a single conditional UPDATE on the SKU row; the CHECK (0 <= reserved <= on_hand) constraint is
+ * the last line of defence if a statement here were ever wrong.
+ */
+export interface SkuRow {
+  sku: string;
+  name: string;
+  price_minor: string;
+  currency: string;
+  on_hand: number;
+  reserved: number;
+}
+
+export interface ReservedLine {
+  sku: string;
+  quantity: number;
+  priceMinor: number;
+  currency: string;
+}
+
+export const stockSql = {
+  /** Reads the SKUs an order names, without locking (validation before reserving). */
+  async find(sql: Sql, skus: string[]): Promise<SkuRow[]> {
+    return sql.rows<SkuRow>(`SELECT sku, name, price_minor, currency, on_hand, reserved FROM skus WHERE sku = ANY($1::text[])`, [skus]);
+  },
+
+  /** Reserves one line if enough is available; undefined when not (nothing changed). */
+  async reserve(sql: Sql, sku: string, quantity: number): Promise<ReservedLine | undefined> {
+    const row = await sql.one<{ price_minor: string; currency: string }>(
+      `UPDATE skus SET reserved = reserved + $2, updated_at = now()
+        WHERE sku = $1 AND on_hand - reserved >= $2
+        RETURNING price_minor, currency`,
+      [sku, quantity],
+    );
+    return row && { sku, quantity, priceMinor: Number(row.price_minor), currency: row.currency };
+  },
+
+  async available(sql: Sql, sku: string): Promise<number | undefined> {
+    const row = await sql.one<{ available: number }>(`SELECT on_hand - reserved AS available FROM skus WHERE sku = $1`, [sku]);
+    return row?.available;
+  },
+
+  async recordReservation(sql: Sql, transactionId: string, lines: { sku: string; quantity: number }[]): Promise<void> {
+    await sql.exec(
+      `INSERT INTO reservations (transaction_id, sku, quantity)
+       SELECT $1, sku, quantity FROM unnest($2::text[], $3::int[]) AS l(sku, quantity)`,
+      [transactionId, lines.map((l) => l.sku), lines.map((l) => l.quantity)],
+    );
+  },
+
+  /**
+   * Locks a branch's SKU rows in SKU order, the same order Try reserves in, so a Confirm or
+   * Cancel of a multi-line order can never deadlock with a concurrent Try.
+   */
+  async lockBranchSkus(sql: Sql, transactionId: string): Promise<void> {
+    await sql.rows(
+      `SELECT s.sku FROM skus s JOIN reservations r ON r.sku = s.sku
+        WHERE r.transaction_id = $1 ORDER BY s.sku FOR UPDATE OF s`,
+      [transactionId],
+    );
+  },
+
+  /** Gives a branch's reserved quantities back (Cancel). Call lockBranchSkus first. */
+  async release(sql: Sql, transactionId: string): Promise<number> {
+    return sql.exec(
+      `UPDATE skus s SET reserved = s.reserved - r.quantity, updated_at = now()
+         FROM (SELECT sku, quantity FROM reservations WHERE transaction_id = $1 ORDER BY sku) r
+        WHERE s.sku = r.sku`,
+      [transactionId],
+    );
+  },
+
+  /** Turns a branch's reservation into a sale (Confirm): on_hand and reserved both fall. Lock first. */
+  async commit(sql: Sql, transactionId: string): Promise<number> {
+    return sql.exec(
+      `UPDATE skus s SET on_hand = s.on_hand - r.quantity, reserved = s.reserved - r.quantity, updated_at = now()
+         FROM (SELECT sku, quantity FROM reservations WHERE transaction_id = $1 ORDER BY sku) r
+        WHERE s.sku = r.sku`,
+      [transactionId],
+    );
+  },
+};

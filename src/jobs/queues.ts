@@ -1,0 +1,19 @@
+/** Every queue and the one job name each carries. Jobs carry only the order id. */
+export const QUEUES = {
+  confirmRetry: 'confirm-retry',
+  reservationExpiry: 'reservation-expiry',
+  refunds: 'refunds',
+} as const;
+
+export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
+
+export interface OrderJob {
+  orderId: string;
+}
+
+/** Deterministic ids: the same step of the same order is one job, however often it is added. */
+export const jobId = {
+  retry: (orderId: string, attempt: number) => `retry-${orderId}-${attempt}`,
+  expiry: (orderId: string) => `expiry-${orderId}`,
+  refund: (orderId: string) => `refund-${orderId}`,
+};

@@ -1,0 +1,33 @@
+import fc from 'fast-check';
+import { canonicalJson, requestHash } from './idempotency.js';
+
+describe('request hash', () => {
+  it('ignores key order at every level', () => {
+    const a = { customerId: 'c', items: [{ sku: 'A', quantity: 1 }] };
+    const b = { items: [{ quantity: 1, sku: 'A' }], customerId: 'c' };
+    expect(requestHash(a)).toBe(requestHash(b));
+  });
+
+  it('keeps array order and values', () => {
+    const a = { items: [{ sku: 'A' }, { sku: 'B' }] };
+    expect(requestHash(a)).not.toBe(requestHash({ items: [{ sku: 'B' }, { sku: 'A' }] }));
+    expect(requestHash({ q: 1 })).not.toBe(requestHash({ q: '1' }));
+  });
+
+  it('round-trips: canonical JSON parses back to an equal value', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (v) => {
+        expect(JSON.parse(canonicalJson(v))).toEqual(JSON.parse(JSON.stringify(v)));
+      }),
+    );
+  });
+
+  it('is invariant under shuffling object keys', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), fc.integer()), (obj) => {
+        const reversed = Object.fromEntries(Object.entries(obj).reverse());
+        return requestHash(obj) === requestHash(reversed);
+      }),
+    );
+  });
+});

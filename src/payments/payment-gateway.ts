@@ -1,0 +1,101 @@
+import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import CircuitBreaker from 'opossum';
+import { AppConfig } from '../config/app-config.js';
+import { GatewayHttp } from './gateway.http.js';
+import {
+  ChargeOutcome,
+  ChargeRequest,
+  GatewayPayment,
+  GatewayRefund,
+  GatewayRejectedError,
+  GatewayUnavailableError,
+} from './gateway.types.js';
+
+export type BreakerState = 'closed' | 'half_open' | 'open';
+export const BREAKER_STATE_VALUE: Record<BreakerState, number> = { closed: 0, half_open: 1, open: 2 };
+
+type Call = () => Promise<unknown>;
+
+/**
+ * Every gateway call goes through one opossum breaker. Only unknown outcomes (timeouts, 429,
+ * 5xx, connection errors) count as failures: a decline is an answer, and a final 4xx means our
+ * request was wrong, not that the gateway is sick (errorFilter). An open breaker is reported
+ * as an unknown outcome — the caller defers, it never cancels because of it.
+ */
+@Injectable()
+export class PaymentGateway implements OnModuleDestroy {
+  private readonly logger = new Logger(PaymentGateway.name);
+  private readonly http: GatewayHttp;
+  private readonly breaker: CircuitBreaker<[Call], unknown>;
+  private readonly listeners = new Set<(state: BreakerState) => void>();
+
+  constructor(config: AppConfig) {
+    const env = config.env;
+    this.http = new GatewayHttp(env.PAYMENT_GATEWAY_URL, env.PAYMENT_TIMEOUT_MS);
+    this.breaker = new CircuitBreaker((call: Call) => call(), {
+      timeout: false, // the HTTP client's AbortSignal bounds each call; opossum's timeout would abort nothing
+      errorThresholdPercentage: env.BREAKER_ERROR_THRESHOLD_PERCENT,
+      resetTimeout: env.BREAKER_RESET_TIMEOUT_MS,
+      volumeThreshold: env.BREAKER_VOLUME_THRESHOLD,
+      errorFilter: (err: unknown) => err instanceof GatewayRejectedError,
+    });
+    const changed = (state: BreakerState) => {
+      this.logger.warn({ breaker: state }, `payment gateway circuit breaker is now ${state}`);
+      for (const l of this.listeners) l(state);
+    };
+    this.breaker.on('open', () => changed('open'));
+    this.breaker.on('halfOpen', () => changed('half_open'));
+    this.breaker.on('close', () => changed('closed'));
+  }
+
+  get state(): BreakerState {
+    return this.breaker.opened ? 'open' : this.breaker.halfOpen ? 'half_open' : 'closed';
+  }
+
+  onStateChange(listener: (state: BreakerState) => void): void {
+    this.listeners.add(listener);
+  }
+
+  /** Charges with the order's stable idempotency key. Never throws: every failure is an outcome. */
+  async charge(req: ChargeRequest): Promise<ChargeOutcome> {
+    const started = performance.now();
+    const latency = () => Math.round(performance.now() - started);
+    try {
+      const body = { amountMinor: req.amountMinor, currency: req.currency, reference: req.reference, ...(req.paymentToken ? { paymentToken: req.paymentToken } : {}) };
+      const answer = (await this.fire(() => this.http.charge(body, req.idempotencyKey))) as { status: number; body: GatewayPayment };
+      return answer.status === 201 && answer.body?.status === 'succeeded'
+        ? { kind: 'succeeded', payment: answer.body, latencyMs: latency() }
+        : answer.status === 402
+          ? { kind: 'declined', payment: answer.body, latencyMs: latency() }
+          : { kind: 'unknown', reason: 'error', detail: `unexpected answer ${answer.status}`, latencyMs: latency() };
+    } catch (err) {
+      if (err instanceof GatewayUnavailableError) return { kind: 'unknown', reason: err.reason, detail: err.message, latencyMs: latency() };
+      // A final 4xx on a charge is a bug on one side; the charge's fate is still unknown to us.
+      return { kind: 'unknown', reason: 'error', detail: (err as Error).message, latencyMs: latency() };
+    }
+  }
+
+  /** Every payment the gateway holds for a reference (order id). Throws GatewayUnavailableError. */
+  async lookup(reference: string): Promise<GatewayPayment[]> {
+    return (await this.fire(() => this.http.listByReference(reference))) as GatewayPayment[];
+  }
+
+  async refund(paymentId: string, amountMinor: number, idempotencyKey: string): Promise<GatewayRefund> {
+    return (await this.fire(() => this.http.refund(paymentId, amountMinor, idempotencyKey))) as GatewayRefund;
+  }
+
+  onModuleDestroy(): void {
+    this.breaker.shutdown();
+  }
+
+  private async fire(call: Call): Promise<unknown> {
+    try {
+      return await this.breaker.fire(call);
+    } catch (err) {
+      if ((err as { code?: string })?.code === 'EOPENBREAKER') {
+        throw new GatewayUnavailableError('circuit_open', 'payment gateway circuit breaker is open');
+      }
+      throw err;
+    }
+  }
+}

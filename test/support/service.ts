@@ -1,0 +1,92 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { ADMIN_TOKEN, REDIS_URL } from './env.js';
+
+export interface ServiceProcess {
+  url: string;
+  proc: ChildProcess;
+  logs: string[];
+  /** SIGTERM and wait for exit. */
+  stop(): Promise<number | null>;
+  /** SIGKILL: no shutdown hooks, in-flight work lost mid-step. */
+  kill(): Promise<void>;
+}
+
+export const FAST_ENV = {
+  ADMIN_TOKEN,
+  PAYMENT_TIMEOUT_MS: '300',
+  RESERVATION_TTL_MS: '60000',
+  CONFIRM_RETRY_BASE_MS: '100',
+  CONFIRM_MAX_ATTEMPTS: '3',
+  SWEEP_INTERVAL_MS: '300',
+  IDEMPOTENCY_WAIT_MS: '1000',
+  BREAKER_RESET_TIMEOUT_MS: '1000',
+  LOG_LEVEL: 'info',
+};
+
+export function queuePrefix(): string {
+  return `tcc-test-${randomBytes(4).toString('hex')}`;
+}
+
+/**
+ * Starts the built service (`node dist/main.js`) as a real process on a free port, the way an
+ * operator does. Resolves once it logs that it listens (api, all) or started (worker).
+ */
+export async function startService(env: Record<string, string>): Promise<ServiceProcess> {
+  const proc = spawn(process.execPath, ['dist/main.js'], {
+    env: { PATH: process.env.PATH, REDIS_URL, PORT: '0', ...FAST_ENV, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: string[] = [];
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  const ready = new Promise<string>((resolve, reject) => {
+    let buffer = '';
+    const onData = (chunk: Buffer) => {
+      buffer += chunk.toString();
+      let nl: number;
+      while ((nl = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        logs.push(line);
+        const port = /"port":(\d+)/.exec(line);
+        if (port && line.includes('listening on port')) resolve(`http://127.0.0.1:${port[1]}`);
+        if (line.includes('worker started')) resolve('');
+      }
+    };
+    proc.stdout!.on('data', onData);
+    proc.stderr!.on('data', (c: Buffer) => logs.push(c.toString()));
+    void exited.then((code) => reject(new Error(`service exited with ${code} before it was ready:\n${logs.join('\n')}`)));
+    setTimeout(() => reject(new Error(`service not ready in 20 s:\n${logs.join('\n')}`)), 20_000).unref();
+  });
+  const url = await ready;
+  return {
+    url,
+    proc,
+    logs,
+    stop: async () => {
+      if (proc.exitCode !== null) return proc.exitCode;
+      proc.kill('SIGTERM');
+      return exited;
+    },
+    kill: async () => {
+      if (proc.exitCode !== null) return;
+      proc.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+export async function deleteQueueKeys(prefix: string): Promise<void> {
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
+      if (keys.length) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
