@@ -5,5 +5,5 @@ import { dataSourceOptions } from './options.js';
 
 /** The TypeORM CLI's entry (`npm run migration:run`): the same options and env schema as the app. */
 const env = parseEnv(process.env);
-export const cliDataSource = new DataSource(dataSourceOptions(env.DATABASE_URL, env.DB_POOL_SIZE));
+const cliDataSource = new DataSource(dataSourceOptions(env.DATABASE_URL, env.DB_POOL_SIZE));
 export default cliDataSource;

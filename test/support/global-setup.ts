@@ -2,7 +2,19 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import pg from 'pg';
 import { Redis } from 'ioredis';
-import { databaseUrl, PG_ADMIN_URL, REDIS_URL, TEMPLATE_DB } from './env.js';
+
+// Jest loads this file's own imports natively (no module mapper), so the shared constants live
+// here and env.ts re-exports them for the specs.
+export const PG_ADMIN_URL = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+export const TEMPLATE_DB = 'tcc_test_template';
+export const ADMIN_TOKEN = 'test-admin-token';
+
+export function databaseUrl(name: string): string {
+  const u = new URL(PG_ADMIN_URL);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
 
 /**
  * Once per run: a fresh template database migrated by the real TypeORM CLI (the same data source
