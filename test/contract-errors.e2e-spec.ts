@@ -24,7 +24,7 @@ afterAll(async () => {
 });
 
 const sku = (p = 'E') => `${p}-${randomBytes(4).toString('hex')}`;
-const orderBody = (items: { sku: string; quantity: unknown }[], extra: Record<string, unknown> = {}) => ({ customerId: 'c-1', items, ...extra });
+const orderBody = (items: Record<string, unknown>[], extra: Record<string, unknown> = {}) => ({ customerId: 'c-1', items, ...extra });
 const tcc = (op: string, body: unknown) => api.send('POST', `/tcc/inventory/${op}`, { body, admin: true });
 
 /** The contract's problem+json shape, with the HTTP status mirrored in the body and no stack trace. */
@@ -211,7 +211,8 @@ describe('business errors on the checkout routes', () => {
   it('UNKNOWN_SKU names the SKU and wins over INSUFFICIENT_STOCK', async () => {
     const short = await newSku(1);
     const missing = sku('NOPE');
-    const alone = await api.order(randomUUID(), orderBody([{ sku: missing, quantity: 1 }]));
+    const key = randomUUID();
+    const alone = await api.order(key, orderBody([{ sku: missing, quantity: 1 }]));
     expectProblem(alone, 422, 'UNKNOWN_SKU');
     expect(alone.body.sku).toBe(missing);
     for (const items of [[{ sku: short, quantity: 5 }, { sku: missing, quantity: 1 }], [{ sku: missing, quantity: 1 }, { sku: short, quantity: 5 }]]) {
@@ -220,6 +221,10 @@ describe('business errors on the checkout routes', () => {
       expect(both.body.sku).toBe(missing);
     }
     expect(await stock(short)).toEqual({ onHand: 1, reserved: 0, available: 1 });
+    // A refused Try does not use up its key.
+    expect((await api.putSku(missing, 3)).status).toBe(200);
+    expect((await api.order(key, orderBody([{ sku: missing, quantity: 1 }]))).status).toBe(201);
+    expect(await stock(missing)).toEqual({ onHand: 3, reserved: 1, available: 2 });
   });
 
   it('CURRENCY_MISMATCH reserves nothing', async () => {

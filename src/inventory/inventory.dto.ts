@@ -1,7 +1,21 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsInt, IsOptional, IsString, Length, Matches, Max, Min, ValidateNested } from 'class-validator';
-import { OrderLineDto } from '../orders/orders.dto.js';
+import { SKU_PATTERN } from '../common/validation.js';
+
+export class LineDto {
+  @ApiProperty({ pattern: SKU_PATTERN.source, example: 'SKU-1' })
+  @IsString()
+  @Matches(SKU_PATTERN, { message: 'sku must be 1-64 characters of [A-Za-z0-9_.:-]' })
+  sku!: string;
+
+  @ApiProperty({ minimum: 1, maximum: 1000, example: 2 })
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  quantity!: number;
+}
+
 
 export class UpsertSkuDto {
   @ApiPropertyOptional({ maxLength: 200 })
@@ -48,14 +62,14 @@ export class TccTransactionDto {
 }
 
 export class TccTryDto extends TccTransactionDto {
-  @ApiProperty({ type: [OrderLineDto], minItems: 1, maxItems: 50 })
+  @ApiProperty({ type: [LineDto], minItems: 1, maxItems: 50 })
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(50)
-  @ArrayUnique((l: OrderLineDto) => l?.sku, { message: 'each SKU may appear at most once' })
+  @ArrayUnique((l: LineDto) => l?.sku, { message: 'each SKU may appear at most once' })
   @ValidateNested({ each: true })
-  @Type(() => OrderLineDto)
-  items!: OrderLineDto[];
+  @Type(() => LineDto)
+  items!: LineDto[];
 }
 
 export class TccStatusDto {

@@ -86,10 +86,10 @@ export class InventoryService {
   async cancel(sql: Sql, transactionId: string): Promise<BranchStatus> {
     await barrier.insert(sql, transactionId, 'try', 'cancel');
     const tryReason = await barrier.lockTry(sql, transactionId);
+    // Under the lock, a Confirm either committed before us (refuse) or waits for us.
+    const status = await barrier.status(sql, transactionId);
+    if (status === 'CONFIRMED') throw new AppError('TRANSACTION_CONFIRMED', `transaction ${transactionId} was confirmed`);
     if (!(await barrier.insert(sql, transactionId, 'cancel', 'cancel'))) return 'CANCELED';
-    if ((await barrier.status(sql, transactionId)) === 'CONFIRMED') {
-      throw new AppError('TRANSACTION_CONFIRMED', `transaction ${transactionId} was confirmed`);
-    }
     if (tryReason === 'try') {
       await stockSql.lockBranchSkus(sql, transactionId);
       await stockSql.release(sql, transactionId);

@@ -1,21 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsInt, IsOptional, IsString, Length, Matches, Max, Min, ValidateNested } from 'class-validator';
-import { SKU_PATTERN } from '../common/validation.js';
+import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsOptional, IsString, Length, ValidateNested } from 'class-validator';
+import { LineDto as OrderLineDto } from '../inventory/inventory.dto.js';
 import { ORDER_STATUSES } from './order-state.js';
-
-export class OrderLineDto {
-  @ApiProperty({ pattern: SKU_PATTERN.source, example: 'SKU-1' })
-  @IsString()
-  @Matches(SKU_PATTERN, { message: 'sku must be 1-64 characters of [A-Za-z0-9_.:-]' })
-  sku!: string;
-
-  @ApiProperty({ minimum: 1, maximum: 1000, example: 2 })
-  @IsInt()
-  @Min(1)
-  @Max(1000)
-  quantity!: number;
-}
 
 export class CreateOrderDto {
   @ApiProperty({ minLength: 1, maxLength: 128, example: 'c-1' })

@@ -7,6 +7,9 @@ import { netCaptured } from '../payments/gateway.types.js';
 import { retryDelayMs } from './backoff.js';
 import { OrdersRepository } from './orders.repository.js';
 
+/** Refund rounds back off from 1 s to at most a minute: money owed back should not wait long. */
+const REFUND_RETRY_BASE_MS = 1000;
+
 /** After this many failed refund rounds in a row, a human is told (the service keeps trying). */
 export const REFUND_ALERT_AFTER = 5;
 
@@ -60,7 +63,7 @@ export class RefundService {
       await this.db.sql.exec(
         `UPDATE orders SET refund_failures = $2, refund_next_at = now() + make_interval(secs => $3::double precision / 1000)
           WHERE id = $1 AND refund_status = 'PENDING'`,
-        [id, failures, retryDelayMs(this.config.env.CONFIRM_RETRY_BASE_MS, failures, 300_000)],
+        [id, failures, retryDelayMs(REFUND_RETRY_BASE_MS, failures, 60_000)],
       );
       await this.orders.addEvent(this.db.sql, id, 'refund.failed', { attempt: failures, detail: (err as Error).message });
       if (failures === REFUND_ALERT_AFTER) {

@@ -1,0 +1,22 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import globals from 'globals';
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', 'coverage/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { ...globals.node } },
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+      'no-empty': ['error', { allowEmptyCatch: false }],
+    },
+  },
+  {
+    // Layering: the participant and the gateway client must not know about the coordinator.
+    files: ['src/inventory/**/*.ts', 'src/payments/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: ['../orders/*', '../admin/*', '../jobs/*', '../recovery/*'] }] },
+  },
+);
