@@ -1,0 +1,144 @@
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { createTestDatabase, TestDatabase } from './support/database.js';
+import { REDIS_URL } from './support/env.js';
+import { client, Client } from './support/http.js';
+import { reserve, uniqueSku, waitForStatus, TERMINAL } from './support/orders.js';
+import { deleteQueueKeys, queuePrefix, ServiceProcess, startService } from './support/service.js';
+import { SimulatorHandle, startSimulator } from './support/simulator.js';
+
+/**
+ * Postgres is the truth, Redis only schedules: lost jobs, duplicate jobs, a worker killed
+ * mid-retry and an API that could not enqueue at all must all end in a terminal state, with at
+ * most one charge per order and no net charge on released ones.
+ */
+let db: TestDatabase;
+let sim: SimulatorHandle;
+const prefix = queuePrefix();
+const running: ServiceProcess[] = [];
+
+async function start(env: Record<string, string>): Promise<ServiceProcess> {
+  const svc = await startService({ DATABASE_URL: db.url, PAYMENT_GATEWAY_URL: sim.url, QUEUE_PREFIX: prefix, ...env });
+  running.push(svc);
+  return svc;
+}
+
+/** Every order terminal, each with at most one charge; paid ones exactly one, released ones none net. */
+async function expectSettled(api: Client, ids: string[]): Promise<Record<string, number>> {
+  const tally: Record<string, number> = {};
+  for (const id of ids) {
+    const order = await waitForStatus(api, id, TERMINAL, 40_000);
+    tally[order.status] = (tally[order.status] ?? 0) + 1;
+    const charges = await sim.chargesFor(id);
+    expect(charges.succeeded).toBeLessThanOrEqual(1);
+    if (order.status === 'CONFIRM_SUCCESS') {
+      expect(charges).toMatchObject({ succeeded: 1, netCapturedMinor: order.amountMinor });
+    } else {
+      await waitForNoNetCharge(id);
+    }
+  }
+  const [{ holding }] = await db.query<{ holding: number }>(`SELECT coalesce(sum(reserved), 0)::int AS holding FROM skus`);
+  expect(holding).toBe(0);
+  return tally;
+}
+
+async function waitForNoNetCharge(id: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while ((await sim.chargesFor(id)).netCapturedMinor > 0) {
+    if (Date.now() > deadline) throw new Error(`order ${id} is released but still charged`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  sim = await startSimulator();
+});
+
+beforeEach(() => sim.reset());
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((s) => s.stop()));
+  expect(await db.query(`SELECT sku FROM skus WHERE reserved < 0 OR reserved > on_hand`)).toEqual([]);
+});
+
+afterAll(async () => {
+  await sim?.close();
+  await db?.drop();
+  await deleteQueueKeys(prefix);
+});
+
+it('Redis FLUSHALL with pending orders: every order still reaches a terminal state', async () => {
+  const svc = await start({ RESERVATION_TTL_MS: '5000', CONFIRM_RETRY_BASE_MS: '300', CONFIRM_MAX_ATTEMPTS: '10', BREAKER_VOLUME_THRESHOLD: '1000' });
+  const api = client(svc.url);
+  const idle = [];
+  for (let i = 0; i < 3; i++) idle.push(await reserve(api, uniqueSku('IDLE'), 1));
+  const pending = [];
+  for (let i = 0; i < 3; i++) pending.push(await reserve(api, uniqueSku('PEND'), 1));
+  await sim.setFaults({ errorRate: 1 });
+  for (const o of pending) expect((await api.post(`/orders/${o.id}/confirm`)).status).toBe(202);
+
+  const redis = new Redis(REDIS_URL);
+  await redis.flushall();
+  redis.disconnect();
+  await sim.setFaults({ errorRate: 0 });
+
+  const tally = await expectSettled(api, [...idle, ...pending].map((o) => o.id));
+  expect(tally).toEqual({ CANCELED: 3, CONFIRM_SUCCESS: 3 });
+});
+
+it('an API that cannot reach Redis (commit, then no enqueue): the worker sweeper finishes its orders', async () => {
+  const env = { RESERVATION_TTL_MS: '3000', CONFIRM_RETRY_BASE_MS: '200', BREAKER_VOLUME_THRESHOLD: '1000' };
+  const apiOnly = await start({ ...env, ROLE: 'api', REDIS_URL: 'redis://127.0.0.1:1' });
+  await start({ ...env, ROLE: 'worker' });
+  const api = client(apiOnly.url);
+  const idle = await reserve(api, uniqueSku('NOQ'), 2);
+  const pending = await reserve(api, uniqueSku('NOQP'), 1);
+  await sim.script(['error']);
+  expect((await api.post(`/orders/${pending.id}/confirm`)).status).toBe(202);
+  expect((await api.get('/health')).status).toBe(503);
+  const tally = await expectSettled(api, [idle.id, pending.id]);
+  expect(tally).toEqual({ CANCELED: 1, CONFIRM_SUCCESS: 1 });
+});
+
+it('duplicate job deliveries for one pending order charge once', async () => {
+  const svc = await start({ CONFIRM_RETRY_BASE_MS: '400', BREAKER_VOLUME_THRESHOLD: '1000' });
+  const api = client(svc.url);
+  const order = await reserve(api, uniqueSku('DUP'), 1);
+  await sim.setFaults({ latencyMs: 100 });
+  await sim.script(['error']);
+  expect((await api.post(`/orders/${order.id}/confirm`)).status).toBe(202);
+  const queue = new Queue('confirm-retry', { connection: { host: '127.0.0.1', port: 6379 }, prefix });
+  try {
+    // The same step delivered 20 times at once, under other job ids (a redelivery after a stall).
+    await Promise.all(Array.from({ length: 20 }, (_, i) => queue.add('confirm-retry', { orderId: order.id }, { jobId: `dup-${i}`, delay: 450 })));
+    const done = await waitForStatus(api, order.id, TERMINAL);
+    expect(done.status).toBe('CONFIRM_SUCCESS');
+    expect(done.confirmAttempts).toBe(2);
+  } finally {
+    await queue.close();
+  }
+  expect(await sim.chargesFor(order.id)).toMatchObject({ succeeded: 1 });
+  expect((await sim.ledger()).chargeRequests).toBe(2);
+});
+
+it('a worker killed with SIGKILL mid-retry and restarted: all terminal, at most one charge each', async () => {
+  const env = { CONFIRM_RETRY_BASE_MS: '150', CONFIRM_MAX_ATTEMPTS: '6', PAYMENT_TIMEOUT_MS: '400', RESERVATION_TTL_MS: '30000', BREAKER_VOLUME_THRESHOLD: '1000' };
+  const apiProc = await start({ ...env, ROLE: 'api' });
+  let worker = await start({ ...env, ROLE: 'worker' });
+  const api = client(apiProc.url);
+  const orders = [];
+  for (let i = 0; i < 12; i++) orders.push(await reserve(api, uniqueSku(`KILL${i}`), 1));
+  // Every first attempt is unknown; retries then land in a slow gateway, some charging then hanging.
+  await sim.setFaults({ errorRate: 1 });
+  await Promise.all(orders.map((o) => api.post(`/orders/${o.id}/confirm`)));
+  await sim.setFaults({ errorRate: 0, latencyMs: 250, hangMs: 2000 });
+  await sim.script(['charge_then_hang', 'charge_then_hang', 'charge_then_error', 'charge_then_hang']);
+  await new Promise((r) => setTimeout(r, 350));
+  await worker.kill();
+  await new Promise((r) => setTimeout(r, 500));
+  worker = await start({ ...env, ROLE: 'worker' });
+  await sim.setFaults({ latencyMs: 0 });
+  const tally = await expectSettled(api, orders.map((o) => o.id));
+  expect(Object.values(tally).reduce((a, b) => a + b, 0)).toBe(12);
+});
