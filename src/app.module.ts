@@ -22,6 +22,8 @@ import { PaymentGateway } from './payments/payment-gateway.js';
 import { Sweeper } from './recovery/sweeper.js';
 import { AdminController } from './admin/admin.controller.js';
 import { AdminService } from './admin/admin.service.js';
+import { ReconciliationController } from './admin/reconciliation.controller.js';
+import { ReconciliationService } from './recovery/reconciliation.service.js';
 import { loggerOptions } from './ops/logging.js';
 
 /** ROLE decides what runs: HTTP controllers (api, all), job workers and the sweeper (worker, all). */
@@ -39,11 +41,12 @@ export class AppModule {
       ConfirmService,
       RefundService,
       AdminService,
+      ReconciliationService,
       JobScheduler,
       { provide: OrderScheduler, useExisting: JobScheduler },
     ];
     const controllers: Type[] = config.runsHttp
-      ? [OrdersController, InventoryController, ParticipantController, AdminController, HealthController, MetricsController]
+      ? [OrdersController, InventoryController, ParticipantController, AdminController, ReconciliationController, HealthController, MetricsController]
       : [];
     const workers: Provider[] = config.runsWorkers ? [JobWorkers, Sweeper] : [];
     return {

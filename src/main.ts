@@ -11,6 +11,15 @@ import { runPendingMigrations } from './database/migrate.js';
 import { httpMetrics } from './ops/http-metrics.js';
 import { MetricsService } from './ops/metrics.service.js';
 import { setupSwagger } from './ops/swagger.js';
+import { queueBoard } from './ops/queue-board.js';
+import { JobScheduler } from './jobs/job-scheduler.js';
+
+/** A shutdown that cannot finish (a dependency hangs) must still end the process. */
+function hardDeadlineOnSignals(graceMs: number): void {
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => setTimeout(() => process.exit(1), graceMs).unref());
+  }
+}
 
 /** One entry for every role: ROLE=api serves HTTP, ROLE=worker runs jobs and the sweeper, all does both. */
 async function bootstrap(): Promise<void> {
@@ -21,6 +30,7 @@ async function bootstrap(): Promise<void> {
     process.stderr.write(`${(err as Error).message}\n`);
     process.exit(1);
   }
+  hardDeadlineOnSignals(config.env.PAYMENT_TIMEOUT_MS * 2 + 15_000);
   const ran = await runPendingMigrations(config.env.DATABASE_URL);
   const module = AppModule.register(config);
 
@@ -40,6 +50,7 @@ async function bootstrap(): Promise<void> {
   app.use(httpMetrics(app.get(MetricsService)));
   // Auth before the body is read: a caller without the token learns nothing about its body.
   app.use(['/admin', '/tcc'], bearerAuth(config.env.ADMIN_TOKEN));
+  app.use('/admin/queues', queueBoard(app.get(JobScheduler)));
   app.use(jsonBody());
   app.useGlobalFilters(new ProblemFilter());
   app.useGlobalPipes(new StrictValidationPipe());

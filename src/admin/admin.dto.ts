@@ -26,3 +26,10 @@ export class ListOrdersQuery {
   @Length(1, 512)
   cursor?: string;
 }
+
+export class ReconciliationQuery {
+  @ApiPropertyOptional({ minimum: 1, maximum: 43200, default: 1440, description: 'look at orders finished in the last N minutes' })
+  @IsOptional()
+  @Matches(/^[1-9]\d{0,4}$/, { message: 'sinceMinutes must be an integer from 1 to 43200' })
+  sinceMinutes?: string;
+}

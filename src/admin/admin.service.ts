@@ -62,8 +62,9 @@ export class AdminService {
   /** Oldest first, keyset-paginated on (created_at, id) with a signed cursor. */
   async list(status: OrderStatus | undefined, limit: number, cursor: string | undefined): Promise<{ data: OrderRow[]; nextCursor: string | null }> {
     const after = cursor ? this.decodeCursor(cursor) : undefined;
-    const ids = await this.db.sql.rows<{ id: string; created_at: Date }>(
-      `SELECT id, created_at FROM orders
+    // created_at travels as Postgres's own text form: microseconds survive the round trip.
+    const ids = await this.db.sql.rows<{ id: string; created_at: string }>(
+      `SELECT id, created_at::text AS created_at FROM orders
         WHERE ($1::text IS NULL OR status = $1)
           AND ($2::timestamptz IS NULL OR (created_at, id) > ($2::timestamptz, $3::uuid))
         ORDER BY created_at, id LIMIT $4`,
@@ -72,7 +73,7 @@ export class AdminService {
     const page = ids.slice(0, limit);
     const data = (await Promise.all(page.map((r) => this.orders.find(this.db.sql, r.id)))).filter((o): o is OrderRow => !!o);
     const last = page[page.length - 1];
-    const nextCursor = ids.length > limit && last ? this.encodeCursor({ createdAt: new Date(last.created_at).toISOString(), id: last.id }) : null;
+    const nextCursor = ids.length > limit && last ? this.encodeCursor({ createdAt: last.created_at, id: last.id }) : null;
     return { data, nextCursor };
   }
 

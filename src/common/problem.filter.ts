@@ -36,6 +36,11 @@ export class ProblemFilter implements ExceptionFilter {
     if (err instanceof AppError) return sendProblem(res, err.code, err.message, err.extra);
     if (err instanceof HttpException) {
       const code = codeForHttpStatus(err.getStatus());
+      const body = err.getResponse() as { details?: unknown };
+      if (code === 'SERVICE_UNAVAILABLE' && body && typeof body === 'object' && body.details) {
+        // The health check's verdict per dependency, kept so an operator sees which one is down.
+        return sendProblem(res, code, 'a dependency is down', { checks: body.details });
+      }
       return sendProblem(res, code, code === 'NOT_FOUND' ? 'no such resource' : err.message);
     }
     if (isConnectionError(err)) return sendProblem(res, 'SERVICE_UNAVAILABLE', 'a dependency cannot be reached');

@@ -29,6 +29,8 @@ export const envSchema = z.object({
   BREAKER_VOLUME_THRESHOLD: int(0, 100_000).default(10),
   // Internal knobs (not part of the public contract).
   SWEEP_INTERVAL_MS: int(50, 600_000).default(5000),
+  /** How often the worker compares recently finished orders with the gateway's record. */
+  RECONCILE_INTERVAL_MS: int(1000, 86_400_000).default(300_000),
   /** How long a duplicate Try waits for the first one before answering IDEMPOTENCY_IN_PROGRESS. */
   IDEMPOTENCY_WAIT_MS: int(10, 60_000).default(5000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -6,6 +6,7 @@ import { OrderScheduler } from '../orders/order-scheduler.js';
 import type { OrderRow } from '../orders/order.types.js';
 import { jobId, OrderJob, QUEUES, QueueName } from './queues.js';
 import { redisConnection } from './redis.js';
+import { settleWithin } from '../common/with-timeout.js';
 
 const ENQUEUE_TIMEOUT_MS = 1000;
 
@@ -41,7 +42,7 @@ export class JobScheduler extends OrderScheduler implements OnModuleDestroy {
   }
 
   async onModuleDestroy(): Promise<void> {
-    await Promise.allSettled(Object.values(this.queues).map((q) => q.close()));
+    await settleWithin(Promise.allSettled(Object.values(this.queues).map((q) => q.close())), 2000);
     this.connection.disconnect();
   }
 

@@ -5,6 +5,8 @@ import { ConfirmService } from '../orders/confirm.service.js';
 import { RefundService } from '../orders/refund.service.js';
 import { OrderJob, QUEUES, QueueName } from './queues.js';
 import { redisConnection } from './redis.js';
+import { settleWithin } from '../common/with-timeout.js';
+import type { Redis } from 'ioredis';
 
 type Handler = (orderId: string) => Promise<unknown>;
 
@@ -16,6 +18,7 @@ type Handler = (orderId: string) => Promise<unknown>;
 export class JobWorkers implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(JobWorkers.name);
   private readonly workers: Worker<OrderJob>[] = [];
+  private readonly connections: Redis[] = [];
 
   constructor(
     private readonly config: AppConfig,
@@ -34,6 +37,8 @@ export class JobWorkers implements OnApplicationBootstrap, OnApplicationShutdown
   onApplicationBootstrap(): void {
     const env = this.config.env;
     for (const [queue, handle] of Object.entries(this.handlers()) as [QueueName, Handler][]) {
+      const connection = redisConnection(env.REDIS_URL, 'worker');
+      this.connections.push(connection);
       const worker = new Worker<OrderJob>(
         queue,
         async (job: Job<OrderJob>) => {
@@ -41,7 +46,7 @@ export class JobWorkers implements OnApplicationBootstrap, OnApplicationShutdown
           await handle(job.data.orderId);
         },
         {
-          connection: redisConnection(env.REDIS_URL, 'worker'),
+          connection,
           prefix: env.QUEUE_PREFIX,
           concurrency: 8,
           // A payment call may take PAYMENT_TIMEOUT_MS; the lock must outlive it with room to spare,
@@ -58,8 +63,17 @@ export class JobWorkers implements OnApplicationBootstrap, OnApplicationShutdown
     this.logger.log(`job workers started: ${this.workers.map((w) => w.name).join(', ')}`);
   }
 
-  /** SIGTERM: stop taking jobs, let in-flight ones finish, close connections. */
+  /**
+   * SIGTERM: stop taking jobs and let in-flight ones finish (a payment call is bounded by
+   * PAYMENT_TIMEOUT_MS). If Redis is away, closing cannot complete: give up after the grace
+   * period — an unfinished job is safe to run again, its order is re-read from Postgres.
+   */
   async onApplicationShutdown(): Promise<void> {
-    await Promise.allSettled(this.workers.map((w) => w.close()));
+    const grace = this.config.env.PAYMENT_TIMEOUT_MS * 2 + 2000;
+    if ((await settleWithin(Promise.allSettled(this.workers.map((w) => w.close())), grace)) === 'timeout') {
+      this.logger.warn('job workers did not close in time; forcing');
+      await settleWithin(Promise.allSettled(this.workers.map((w) => w.close(true))), 1000);
+    }
+    for (const c of this.connections) c.disconnect();
   }
 }

@@ -43,6 +43,13 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  readonly reconciliationFixes = new Counter({
+    name: 'tcc_reconciliation_fixes_total',
+    help: 'Reconciliation findings by kind (refund_issued, mismatch)',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+
   readonly needsAttention = new Counter({
     name: 'tcc_orders_need_attention_total',
     help: 'Times an order was flagged for a human (refund keeps failing, reconciliation mismatch)',
