@@ -172,6 +172,25 @@ describe('reconciliation', () => {
   });
 });
 
+describe('alerts', () => {
+  it('a refund that keeps failing raises an error log and a metric, and is paid once the gateway takes it', async () => {
+    const order = await reserve(api, uniqueSku('RFAIL'), 1, 10, 900);
+    await sim.setFaults({ hangMs: 1000, refundDown: true });
+    await sim.script(['charge_then_hang']);
+    expect((await api.post(`/orders/${order.id}/confirm`)).status).toBe(202);
+    expect((await api.post(`/orders/${order.id}/cancel`)).body.status).toBe('CANCELED');
+    await waitFor(
+      'the refund_failing alert',
+      async () => svc.logs.some((l) => l.includes('"level":50') && l.includes(order.id) && l.includes('refund_failing')),
+      20_000,
+    );
+    expect(metric((await api.get('/metrics')).body, 'tcc_orders_need_attention_total{reason="refund_failing"}')).toBe(1);
+    expect(await sim.chargesFor(order.id)).toMatchObject({ netCapturedMinor: 900 });
+    await sim.setFaults({ refundDown: false });
+    await waitFor('the refund', async () => (await sim.chargesFor(order.id)).netCapturedMinor === 0, 20_000);
+  });
+});
+
 describe('metrics', () => {
   it('show the named series with the right values after a scripted sequence', async () => {
     const before = (await api.get('/metrics')).body as string;

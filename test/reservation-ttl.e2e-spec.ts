@@ -88,3 +88,25 @@ it('Confirm after the TTL does not charge: the deadline wins', async () => {
   expect(res.body.code).toBe('ORDER_CANCELED');
   expect((await sim.ledger()).chargeRequests).toBe(0);
 });
+
+it('Confirm racing the expiry: each order is paid or released, never both', async () => {
+  const orders = [];
+  for (let i = 0; i < 8; i++) orders.push(await reserve(api, uniqueSku(`EDGE${i}`), 1));
+  await sim.setFaults({ latencyMs: 150 });
+  const expiresAt = new Date(orders[0].reservationExpiresAt).getTime();
+  // Aim the Confirms at the deadline, some just before and some just after it.
+  await new Promise((r) => setTimeout(r, Math.max(0, expiresAt - Date.now() - 200)));
+  await Promise.all(orders.map((o, i) => new Promise((r) => setTimeout(r, i * 50)).then(() => api.post(`/orders/${o.id}/confirm`))));
+  for (const o of orders) {
+    const done = await waitForStatus(api, o.id, TERMINAL);
+    const inv = (await api.get(`/inventory/${o.items[0].sku}`)).body;
+    if (done.status === 'CONFIRM_SUCCESS') {
+      expect(await sim.chargesFor(o.id)).toMatchObject({ succeeded: 1, netCapturedMinor: 1000 });
+      expect(inv).toMatchObject({ onHand: 9, reserved: 0 });
+    } else {
+      expect(done.status).toBe('CANCELED');
+      expect(inv).toMatchObject({ onHand: 10, reserved: 0 });
+      await waitFor(`no net charge on ${o.id}`, async () => (await sim.chargesFor(o.id)).netCapturedMinor === 0);
+    }
+  }
+});

@@ -1,5 +1,6 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { Job, Worker } from 'bullmq';
+import { Job, UnrecoverableError, Worker } from 'bullmq';
+import { AppError } from '../common/errors.js';
 import { AppConfig } from '../config/app-config.js';
 import { ConfirmService } from '../orders/confirm.service.js';
 import { RefundService } from '../orders/refund.service.js';
@@ -42,8 +43,15 @@ export class JobWorkers implements OnApplicationBootstrap, OnApplicationShutdown
       const worker = new Worker<OrderJob>(
         queue,
         async (job: Job<OrderJob>) => {
-          if (job.name !== queue) throw new Error(`no handler for job ${job.name} on ${queue}`);
-          await handle(job.data.orderId);
+          if (job.name !== queue) throw new UnrecoverableError(`no handler for job ${job.name} on ${queue}`);
+          try {
+            await handle(job.data.orderId);
+          } catch (err) {
+            // A contract error (an order that cannot exist, a state that refuses) will not heal
+            // by retrying; anything else (a lost connection) is retried with backoff.
+            if (err instanceof AppError && err.code !== 'SERVICE_UNAVAILABLE') throw new UnrecoverableError(`${err.code}: ${err.message}`);
+            throw err;
+          }
         },
         {
           connection,

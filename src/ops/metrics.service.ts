@@ -29,6 +29,13 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  readonly confirmFailures = new Counter({
+    name: 'tcc_confirm_failures_total',
+    help: 'Orders that ended PAY_FAILED, by reason (declined, exhausted)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   readonly reservationsExpired = new Counter({
     name: 'tcc_reservations_expired_total',
     help: 'Reservations resolved by their TTL, by result',

@@ -77,7 +77,7 @@ export class ConfirmService {
     const paid = payments?.find((p) => p.status === 'succeeded');
     if (paid) {
       this.metrics.reservationsExpired.inc({ result: 'confirmed' });
-      return (await this.lifecycle.finishPaid(id, paid, 'reservation expired; the gateway reports the charge succeeded')).order;
+      return this.paid(await this.lifecycle.finishPaid(id, paid, 'reservation expired; the gateway reports the charge succeeded'));
     }
     const reason = payments ? 'reservation expired; the gateway has no charge' : 'reservation expired; the gateway could not be asked';
     return this.released(await this.lifecycle.release(id, 'CANCELED', reason), 'canceled');
@@ -103,7 +103,7 @@ export class ConfirmService {
     const call = { outcome: outcome.kind, latencyMs: outcome.latencyMs, attempt, source, ...(outcome.kind === 'unknown' ? { reason: outcome.reason, detail: outcome.detail } : { paymentId: outcome.payment.id }) };
     await this.orders.addEvent(this.db.sql, order.id, outcome.kind === 'unknown' && outcome.reason === 'circuit_open' ? 'payment.breaker_rejected' : 'payment.charge', call);
 
-    if (outcome.kind === 'succeeded') return (await this.lifecycle.finishPaid(order.id, outcome.payment, 'payment succeeded', {}, counted)).order;
+    if (outcome.kind === 'succeeded') return this.paid(await this.lifecycle.finishPaid(order.id, outcome.payment, 'payment succeeded', {}, counted));
     if (outcome.kind === 'declined') return this.released(await this.lifecycle.release(order.id, 'PAY_FAILED', 'payment declined', {}, counted), 'declined');
 
     const max = this.config.env.CONFIRM_MAX_ATTEMPTS;
@@ -137,8 +137,8 @@ export class ConfirmService {
       return pending ?? this.orders.find(this.db.sql, order.id);
     }
     const paid = payments.find((p) => p.status === 'succeeded');
-    if (paid) return (await this.lifecycle.finishPaid(order.id, paid, `${why}; the gateway reports the charge succeeded`)).order;
-    return this.released(await this.lifecycle.release(order.id, 'PAY_FAILED', `${why}; the gateway has no charge`), 'pay_failed');
+    if (paid) return this.paid(await this.lifecycle.finishPaid(order.id, paid, `${why}; the gateway reports the charge succeeded`));
+    return this.released(await this.lifecycle.release(order.id, 'PAY_FAILED', `${why}; the gateway has no charge`), 'exhausted');
   }
 
   private async lookup(order: OrderRow): Promise<GatewayPayment[] | undefined> {
@@ -163,8 +163,17 @@ export class ConfirmService {
     }
   }
 
+  /** A charge that lost the race to a release (Cancel, expiry) is owed back: schedule the refund now. */
+  private async paid(result: { order: OrderRow; won: boolean }): Promise<OrderRow> {
+    if (!result.won && result.order.refund_status === 'PENDING') {
+      await this.scheduler.refundOwed(result.order).catch((err) => this.logger.warn({ orderId: result.order.id, err: String(err) }, 'refund job not scheduled'));
+    }
+    return result.order;
+  }
+
   private async released(result: { order: OrderRow; won: boolean }, metric: string): Promise<OrderRow> {
     if (result.won && result.order.failure_reason?.startsWith('reservation expired')) this.metrics.reservationsExpired.inc({ result: metric });
+    if (result.won && result.order.status === 'PAY_FAILED') this.metrics.confirmFailures.inc({ reason: metric });
     if (result.won && result.order.refund_status === 'PENDING') {
       await this.scheduler.refundOwed(result.order).catch((err) => this.logger.warn({ orderId: result.order.id, err: String(err) }, 'refund job not scheduled'));
     }

@@ -11,7 +11,7 @@ import { OrdersRepository } from './orders.repository.js';
 const REFUND_RETRY_BASE_MS = 1000;
 
 /** After this many failed refund rounds in a row, a human is told (the service keeps trying). */
-export const REFUND_ALERT_AFTER = 5;
+export const REFUND_ALERT_AFTER = 3;
 
 /**
  * Compensation for released orders that may have been charged (CANCELED, PAY_FAILED). Each round

@@ -1,0 +1,61 @@
+import { spawnSync } from 'node:child_process';
+import { createTestDatabase, TestDatabase } from './support/database.js';
+import { REDIS_URL } from './support/env.js';
+import { deleteQueueKeys, queuePrefix, startService } from './support/service.js';
+
+/** Start-up: a bad environment stops the process naming the variable; roles start what they should. */
+let db: TestDatabase;
+const prefix = queuePrefix();
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+
+afterAll(async () => {
+  await db?.drop();
+  await deleteQueueKeys(prefix);
+});
+
+it.each([
+  ['PORT', 'not-a-port'],
+  ['ROLE', 'scheduler'],
+  ['DATABASE_URL', 'mysql://localhost/tcc'],
+  ['CONFIRM_MAX_ATTEMPTS', '0'],
+  ['BREAKER_ERROR_THRESHOLD_PERCENT', '150'],
+])('%s=%s stops start-up with a message naming the variable', (name, value) => {
+  const run = spawnSync(process.execPath, ['dist/main.js'], {
+    env: { PATH: process.env.PATH, DATABASE_URL: db.url, REDIS_URL, [name]: value },
+    encoding: 'utf8',
+    timeout: 15_000,
+  });
+  expect(run.status).toBe(1);
+  expect(run.stderr).toContain(name);
+  expect(run.stderr).not.toMatch(/at .*\.js:\d+/);
+});
+
+it('ROLE=worker runs jobs and the sweeper without an HTTP port; ROLE=api serves HTTP', async () => {
+  const worker = await startService({ DATABASE_URL: db.url, QUEUE_PREFIX: prefix, ROLE: 'worker' });
+  try {
+    expect(worker.url).toBe('');
+    expect(worker.logs.join('\n')).toMatch(/job workers started/);
+  } finally {
+    await worker.stop();
+  }
+  const api = await startService({ DATABASE_URL: db.url, QUEUE_PREFIX: prefix, ROLE: 'api' });
+  try {
+    expect((await fetch(`${api.url}/health`)).status).toBe(200);
+    expect(api.logs.join('\n')).not.toMatch(/job workers started/);
+  } finally {
+    await api.stop();
+  }
+});
+
+it('migrations already applied are not run again; several processes can start at once', async () => {
+  const started = await Promise.all([1, 2, 3].map(() => startService({ DATABASE_URL: db.url, QUEUE_PREFIX: prefix, ROLE: 'api' })));
+  try {
+    const [{ n }] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM typeorm_migrations`);
+    expect(n).toBe(1);
+  } finally {
+    await Promise.all(started.map((s) => s.stop()));
+  }
+});
