@@ -38,15 +38,29 @@ export class InventoryService {
   /**
    * Try: reserve every line or nothing. Lines are reserved in SKU order so two multi-line orders
    * can never deadlock. Throws (and so rolls back, barrier row included) on the first refusal.
+   *
+   * The hot-row UPDATEs come last, right before the caller commits: a row lock on a popular SKU
+   * is held for one statement and the commit, not for the rest of the transaction's writes.
+   * `beforeReserve` lets the coordinator write its order in between, priced from the unlocked
+   * read; the returned lines carry the prices read under the lock, the ones that count.
    */
-  async try(sql: Sql, transactionId: string, lines: LineRequest[]): Promise<{ status: BranchStatus; lines: ReservedLine[] }> {
+  async try(
+    sql: Sql,
+    transactionId: string,
+    lines: LineRequest[],
+    beforeReserve?: (priced: ReservedLine[]) => Promise<void>,
+  ): Promise<{ status: BranchStatus; lines: ReservedLine[] }> {
     if (!(await barrier.insert(sql, transactionId, 'try', 'try'))) {
       const status = await barrier.status(sql, transactionId);
       if (status === 'CANCELED') throw new AppError('TRANSACTION_CANCELED', `transaction ${transactionId} was canceled`);
       return { status: status ?? 'RESERVED', lines: [] };
     }
     const sorted = [...lines].sort((a, b) => (a.sku < b.sku ? -1 : a.sku > b.sku ? 1 : 0));
-    checkSkus(await stockSql.find(sql, sorted.map((l) => l.sku)), sorted);
+    const rows = await stockSql.find(sql, sorted.map((l) => l.sku));
+    checkSkus(rows, sorted);
+    const bySku = new Map(rows.map((r) => [r.sku, r]));
+    await stockSql.recordReservation(sql, transactionId, sorted);
+    await beforeReserve?.(sorted.map((l) => ({ ...l, priceMinor: Number(bySku.get(l.sku)!.price_minor), currency: bySku.get(l.sku)!.currency })));
     const reserved: ReservedLine[] = [];
     for (const line of sorted) {
       const got = await stockSql.reserve(sql, line.sku, line.quantity);
@@ -64,7 +78,6 @@ export class InventoryService {
     if (new Set(reserved.map((l) => l.currency)).size > 1) {
       throw new AppError('CURRENCY_MISMATCH', 'the order mixes SKUs priced in different currencies');
     }
-    await stockSql.recordReservation(sql, transactionId, sorted);
     return { status: 'RESERVED', lines: reserved };
   }
 

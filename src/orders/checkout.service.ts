@@ -4,6 +4,7 @@ import { AppConfig } from '../config/app-config.js';
 import { AppError } from '../common/errors.js';
 import { Db, pgCode, PG } from '../database/db.js';
 import { InventoryService, LineRequest } from '../inventory/inventory.service.js';
+import type { ReservedLine } from '../inventory/stock.sql.js';
 import { requestHash } from './idempotency.js';
 import { OrderLifecycle } from './order-lifecycle.js';
 import { OrderScheduler } from './order-scheduler.js';
@@ -63,8 +64,7 @@ export class CheckoutService {
       }
       await sql.one(`SELECT set_config('lock_timeout', '0', true)`);
       const transactionId = `tcc-${id}`;
-      const { lines } = await this.inventory.try(sql, transactionId, body.items);
-      const order = await this.orders.insert(sql, {
+      const newOrder = (lines: ReservedLine[]) => ({
         id,
         transactionId,
         customerId: body.customerId,
@@ -74,10 +74,17 @@ export class CheckoutService {
         paymentKey: `charge-${id}`,
         items: lines.map((l) => ({ sku: l.sku, quantity: l.quantity, unitPriceMinor: l.priceMinor })),
       });
-      return { replayOf: undefined, order };
+      let written: ReservedLine[] = [];
+      const { lines } = await this.inventory.try(sql, transactionId, body.items, async (priced) => {
+        written = priced;
+        await this.orders.insert(sql, newOrder(priced));
+      });
+      // A price changed between the unlocked read and the lock: the locked price is the one sold.
+      if (lines.some((l, i) => l.priceMinor !== written[i]?.priceMinor || l.currency !== written[i]?.currency)) await this.orders.reprice(sql, newOrder(lines));
+      return { replayOf: undefined, order: id };
     });
     if (result.replayOf) return { order: await this.get(result.replayOf), created: false };
-    const order = result.order!;
+    const order = (await this.orders.find(this.db.sql, result.order!))!;
     await this.afterCommit(() => this.scheduler.reservationCreated(order), order);
     return { order, created: true };
   }

@@ -35,7 +35,7 @@ export interface NewOrder {
 
 @Injectable()
 export class OrdersRepository {
-  async insert(sql: Sql, order: NewOrder): Promise<OrderRow> {
+  async insert(sql: Sql, order: NewOrder): Promise<void> {
     await sql.exec(
       `INSERT INTO orders (id, transaction_id, customer_id, status, amount_minor, currency, reservation_expires_at, payment_key)
        VALUES ($1, $2, $3, 'TRY_SUCCESS', $4, $5, now() + make_interval(secs => $6::double precision / 1000), $7)`,
@@ -47,7 +47,16 @@ export class OrdersRepository {
       [order.id, order.items.map((i) => i.sku), order.items.map((i) => i.quantity), order.items.map((i) => i.unitPriceMinor)],
     );
     await this.addEvent(sql, order.id, 'status.changed', { from: null, to: 'TRY_SUCCESS', reason: 'stock reserved' });
-    return (await this.find(sql, order.id))!;
+  }
+
+  /** Rewrites a new order's prices (inside its Try transaction, when a price moved meanwhile). */
+  async reprice(sql: Sql, order: NewOrder): Promise<void> {
+    await sql.exec(`UPDATE orders SET amount_minor = $2, currency = $3 WHERE id = $1`, [order.id, order.amountMinor, order.currency]);
+    await sql.exec(
+      `UPDATE order_items i SET unit_price_minor = l.price FROM unnest($2::text[], $3::bigint[]) AS l(sku, price)
+        WHERE i.order_id = $1 AND i.sku = l.sku`,
+      [order.id, order.items.map((i) => i.sku), order.items.map((i) => i.unitPriceMinor)],
+    );
   }
 
   async find(sql: Sql, id: string): Promise<OrderRow | undefined> {
