@@ -1,31 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createTestDatabase, TestDatabase } from './support/database.js';
-import { Answer, client, Client } from './support/http.js';
-import { deleteQueueKeys, queuePrefix, ServiceProcess, startService } from './support/service.js';
-import { SimulatorHandle, startSimulator } from './support/simulator.js';
+import { Answer } from './support/http.js';
+import { useHarness } from './support/harness.js';
 
-let db: TestDatabase;
-let sim: SimulatorHandle;
-let svc: ServiceProcess;
-let api: Client;
-const prefix = queuePrefix();
+const h = useHarness({});
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  sim = await startSimulator();
-  svc = await startService({ DATABASE_URL: db.url, PAYMENT_GATEWAY_URL: sim.url, QUEUE_PREFIX: prefix });
-  api = client(svc.url);
-});
-afterAll(async () => {
-  await svc?.stop();
-  await sim?.close();
-  await db?.drop();
-  await deleteQueueKeys(prefix);
-});
 
 const sku = (p = 'E') => `${p}-${randomBytes(4).toString('hex')}`;
 const orderBody = (items: Record<string, unknown>[], extra: Record<string, unknown> = {}) => ({ customerId: 'c-1', items, ...extra });
-const tcc = (op: string, body: unknown) => api.send('POST', `/tcc/inventory/${op}`, { body, admin: true });
+const tcc = (op: string, body: unknown) => h.api.send('POST', `/tcc/inventory/${op}`, { body, admin: true });
 
 /** The contract's problem+json shape, with the HTTP status mirrored in the body and no stack trace. */
 function expectProblem(res: Answer, status: number, code: string): void {
@@ -45,14 +27,14 @@ function expectValidation(res: Answer, field?: RegExp): void {
 }
 
 async function stock(s: string): Promise<{ onHand: number; reserved: number; available: number }> {
-  const res = await api.get(`/inventory/${s}`);
+  const res = await h.api.get(`/inventory/${s}`);
   expect(res.status).toBe(200);
   return { onHand: res.body.onHand, reserved: res.body.reserved, available: res.body.available };
 }
 
 async function newSku(onHand: number, currency = 'USD', prefixName = 'E'): Promise<string> {
   const s = sku(prefixName);
-  expect((await api.putSku(s, onHand, 1000, currency)).status).toBe(200);
+  expect((await h.api.putSku(s, onHand, 1000, currency)).status).toBe(200);
   return s;
 }
 
@@ -70,18 +52,18 @@ describe('UNAUTHORIZED on admin and participant routes', () => {
   ];
 
   it.each(routes.flatMap(([m, p, b]) => auths.map(([label, h]) => [m, p, label, h, b] as const)))('%s %s with %s is 401', async (method, path, _label, headers, body) => {
-    expectProblem(await api.send(method, path, { body, headers }), 401, 'UNAUTHORIZED');
+    expectProblem(await h.api.send(method, path, { body, headers }), 401, 'UNAUTHORIZED');
   });
 
   it.each(routes)('wins over a malformed or invalid body on %s %s', async (method, path) => {
-    expectProblem(await api.send(method, path, { raw: '{"not json' }), 401, 'UNAUTHORIZED');
-    expectProblem(await api.send(method, path, { body: [1, 2], headers: { authorization: 'Bearer nope' } }), 401, 'UNAUTHORIZED');
+    expectProblem(await h.api.send(method, path, { raw: '{"not json' }), 401, 'UNAUTHORIZED');
+    expectProblem(await h.api.send(method, path, { body: [1, 2], headers: { authorization: 'Bearer nope' } }), 401, 'UNAUTHORIZED');
   });
 
   it('creates nothing when refused', async () => {
     const s = sku('AUTH');
-    expectProblem(await api.send('PUT', `/admin/inventory/${s}`, { body: { priceMinor: 1, currency: 'USD', onHand: 5 } }), 401, 'UNAUTHORIZED');
-    expectProblem(await api.get(`/inventory/${s}`), 404, 'NOT_FOUND');
+    expectProblem(await h.api.send('PUT', `/admin/inventory/${s}`, { body: { priceMinor: 1, currency: 'USD', onHand: 5 } }), 401, 'UNAUTHORIZED');
+    expectProblem(await h.api.get(`/inventory/${s}`), 404, 'NOT_FOUND');
   });
 });
 
@@ -89,16 +71,16 @@ describe('body parsing', () => {
   const big = 'x'.repeat(70 * 1024);
 
   it('answers PAYLOAD_TOO_LARGE for a body over 64 KiB', async () => {
-    expectProblem(await api.order(randomUUID(), orderBody([{ sku: 'A', quantity: 1 }], { customerId: big })), 413, 'PAYLOAD_TOO_LARGE');
-    expectProblem(await api.admin('PUT', `/admin/inventory/${sku()}`, { name: big, priceMinor: 1, currency: 'USD', onHand: 1 }), 413, 'PAYLOAD_TOO_LARGE');
+    expectProblem(await h.api.order(randomUUID(), orderBody([{ sku: 'A', quantity: 1 }], { customerId: big })), 413, 'PAYLOAD_TOO_LARGE');
+    expectProblem(await h.api.admin('PUT', `/admin/inventory/${sku()}`, { name: big, priceMinor: 1, currency: 'USD', onHand: 1 }), 413, 'PAYLOAD_TOO_LARGE');
     expectProblem(await tcc('try', { transactionId: 't', items: [{ sku: big, quantity: 1 }] }), 413, 'PAYLOAD_TOO_LARGE');
   });
 
   it('answers MALFORMED_JSON for a body that is not JSON', async () => {
     const key = { 'idempotency-key': randomUUID() };
-    expectProblem(await api.send('POST', '/orders', { raw: '{"customerId":', headers: key }), 400, 'MALFORMED_JSON');
-    expectProblem(await api.send('PUT', `/admin/inventory/${sku()}`, { raw: 'nope', admin: true }), 400, 'MALFORMED_JSON');
-    expectProblem(await api.send('POST', '/tcc/inventory/try', { raw: '{', admin: true }), 400, 'MALFORMED_JSON');
+    expectProblem(await h.api.send('POST', '/orders', { raw: '{"customerId":', headers: key }), 400, 'MALFORMED_JSON');
+    expectProblem(await h.api.send('PUT', `/admin/inventory/${sku()}`, { raw: 'nope', admin: true }), 400, 'MALFORMED_JSON');
+    expectProblem(await h.api.send('POST', '/tcc/inventory/try', { raw: '{', admin: true }), 400, 'MALFORMED_JSON');
   });
 });
 
@@ -117,7 +99,7 @@ describe('VALIDATION_FAILED', () => {
     ['an Idempotency-Key over 255 characters', 'k'.repeat(256), /idempotency/i],
   ])('refuses %s', async (_label, key, field) => {
     const headers: Record<string, string> = key === undefined ? {} : { 'idempotency-key': key };
-    expectValidation(await api.send('POST', '/orders', { body: orderBody([line()]), headers }), field);
+    expectValidation(await h.api.send('POST', '/orders', { body: orderBody([line()]), headers }), field);
     expect(await stock(s)).toEqual({ onHand: 100, reserved: 0, available: 100 });
   });
 
@@ -142,15 +124,15 @@ describe('VALIDATION_FAILED', () => {
     ['a JSON array body', () => [orderBody([line()])], undefined],
     ['a JSON string body', () => 'hello', undefined],
   ])('refuses an order with %s, reserving nothing', async (_label, body, field) => {
-    expectValidation(await api.order(randomUUID(), body()), field);
+    expectValidation(await h.api.order(randomUUID(), body()), field);
     expect(await stock(s)).toEqual({ onHand: 100, reserved: 0, available: 100 });
   });
 
   it('refuses PUT /admin/inventory with a malformed sku in the path (400, not 404)', async () => {
     const body = { name: 'x', priceMinor: 1, currency: 'USD', onHand: 1 };
-    expectValidation(await api.admin('PUT', '/admin/inventory/bad!sku', body));
-    expectValidation(await api.admin('PUT', `/admin/inventory/${'S'.repeat(65)}`, body));
-    expectValidation(await api.admin('PUT', '/admin/inventory/a%20b', body));
+    expectValidation(await h.api.admin('PUT', '/admin/inventory/bad!sku', body));
+    expectValidation(await h.api.admin('PUT', `/admin/inventory/${'S'.repeat(65)}`, body));
+    expectValidation(await h.api.admin('PUT', '/admin/inventory/a%20b', body));
   });
 
   it.each<[string, Record<string, unknown>, RegExp]>([
@@ -162,7 +144,7 @@ describe('VALIDATION_FAILED', () => {
     ['a missing onHand', { priceMinor: 1, currency: 'USD' }, /onHand/],
     ['an unknown field', { priceMinor: 1, currency: 'USD', onHand: 1, color: 'red' }, /color/],
   ])('refuses PUT /admin/inventory with %s, changing nothing', async (_label, body, field) => {
-    expectValidation(await api.admin('PUT', `/admin/inventory/${s}`, body), field);
+    expectValidation(await h.api.admin('PUT', `/admin/inventory/${s}`, body), field);
     expect(await stock(s)).toEqual({ onHand: 100, reserved: 0, available: 100 });
   });
 
@@ -180,21 +162,21 @@ describe('NOT_FOUND', () => {
   const ids = [randomUUID(), 'abc', '..%2Fx', '%27%20OR%201%3D1', '0'];
 
   it.each(ids)('GET, confirm and cancel /orders/%s are 404', async (id) => {
-    expectProblem(await api.get(`/orders/${id}`), 404, 'NOT_FOUND');
-    expectProblem(await api.post(`/orders/${id}/confirm`, {}), 404, 'NOT_FOUND');
-    expectProblem(await api.post(`/orders/${id}/cancel`), 404, 'NOT_FOUND');
+    expectProblem(await h.api.get(`/orders/${id}`), 404, 'NOT_FOUND');
+    expectProblem(await h.api.post(`/orders/${id}/confirm`, {}), 404, 'NOT_FOUND');
+    expectProblem(await h.api.post(`/orders/${id}/cancel`), 404, 'NOT_FOUND');
   });
 
   it('GET /inventory of an unknown or malformed SKU is 404', async () => {
-    expectProblem(await api.get(`/inventory/${sku('NOPE')}`), 404, 'NOT_FOUND');
-    expectProblem(await api.get('/inventory/bad!sku'), 404, 'NOT_FOUND');
-    expectProblem(await api.get(`/inventory/${'S'.repeat(65)}`), 404, 'NOT_FOUND');
-    expectProblem(await api.get('/inventory/..%2Fx'), 404, 'NOT_FOUND');
+    expectProblem(await h.api.get(`/inventory/${sku('NOPE')}`), 404, 'NOT_FOUND');
+    expectProblem(await h.api.get('/inventory/bad!sku'), 404, 'NOT_FOUND');
+    expectProblem(await h.api.get(`/inventory/${'S'.repeat(65)}`), 404, 'NOT_FOUND');
+    expectProblem(await h.api.get('/inventory/..%2Fx'), 404, 'NOT_FOUND');
   });
 
   it('an unknown route is 404', async () => {
-    expectProblem(await api.get('/no-such-route'), 404, 'NOT_FOUND');
-    expectProblem(await api.post('/orders/x/y/z', {}), 404, 'NOT_FOUND');
+    expectProblem(await h.api.get('/no-such-route'), 404, 'NOT_FOUND');
+    expectProblem(await h.api.post('/orders/x/y/z', {}), 404, 'NOT_FOUND');
   });
 });
 
@@ -202,9 +184,9 @@ describe('business errors on the checkout routes', () => {
   it('IDEMPOTENCY_KEY_REUSED: same key, different body, reserves nothing more', async () => {
     const s = await newSku(10);
     const key = randomUUID();
-    expect((await api.order(key, orderBody([{ sku: s, quantity: 2 }]))).status).toBe(201);
-    expectProblem(await api.order(key, orderBody([{ sku: s, quantity: 3 }])), 422, 'IDEMPOTENCY_KEY_REUSED');
-    expectProblem(await api.order(key, orderBody([{ sku: s, quantity: 2 }], { customerId: 'c-2' })), 422, 'IDEMPOTENCY_KEY_REUSED');
+    expect((await h.api.order(key, orderBody([{ sku: s, quantity: 2 }]))).status).toBe(201);
+    expectProblem(await h.api.order(key, orderBody([{ sku: s, quantity: 3 }])), 422, 'IDEMPOTENCY_KEY_REUSED');
+    expectProblem(await h.api.order(key, orderBody([{ sku: s, quantity: 2 }], { customerId: 'c-2' })), 422, 'IDEMPOTENCY_KEY_REUSED');
     expect(await stock(s)).toEqual({ onHand: 10, reserved: 2, available: 8 });
   });
 
@@ -212,25 +194,25 @@ describe('business errors on the checkout routes', () => {
     const short = await newSku(1);
     const missing = sku('NOPE');
     const key = randomUUID();
-    const alone = await api.order(key, orderBody([{ sku: missing, quantity: 1 }]));
+    const alone = await h.api.order(key, orderBody([{ sku: missing, quantity: 1 }]));
     expectProblem(alone, 422, 'UNKNOWN_SKU');
     expect(alone.body.sku).toBe(missing);
     for (const items of [[{ sku: short, quantity: 5 }, { sku: missing, quantity: 1 }], [{ sku: missing, quantity: 1 }, { sku: short, quantity: 5 }]]) {
-      const both = await api.order(randomUUID(), orderBody(items));
+      const both = await h.api.order(randomUUID(), orderBody(items));
       expectProblem(both, 422, 'UNKNOWN_SKU');
       expect(both.body.sku).toBe(missing);
     }
     expect(await stock(short)).toEqual({ onHand: 1, reserved: 0, available: 1 });
     // A refused Try does not use up its key.
-    expect((await api.putSku(missing, 3)).status).toBe(200);
-    expect((await api.order(key, orderBody([{ sku: missing, quantity: 1 }]))).status).toBe(201);
+    expect((await h.api.putSku(missing, 3)).status).toBe(200);
+    expect((await h.api.order(key, orderBody([{ sku: missing, quantity: 1 }]))).status).toBe(201);
     expect(await stock(missing)).toEqual({ onHand: 3, reserved: 1, available: 2 });
   });
 
   it('CURRENCY_MISMATCH reserves nothing', async () => {
     const usd = await newSku(10, 'USD');
     const eur = await newSku(10, 'EUR');
-    expectProblem(await api.order(randomUUID(), orderBody([{ sku: usd, quantity: 1 }, { sku: eur, quantity: 1 }])), 422, 'CURRENCY_MISMATCH');
+    expectProblem(await h.api.order(randomUUID(), orderBody([{ sku: usd, quantity: 1 }, { sku: eur, quantity: 1 }])), 422, 'CURRENCY_MISMATCH');
     expect(await stock(usd)).toEqual({ onHand: 10, reserved: 0, available: 10 });
     expect(await stock(eur)).toEqual({ onHand: 10, reserved: 0, available: 10 });
   });
@@ -239,14 +221,14 @@ describe('business errors on the checkout routes', () => {
     const [a, b, c] = [await newSku(10), await newSku(10), await newSku(1)];
     const key = randomUUID();
     const body = orderBody([{ sku: a, quantity: 2 }, { sku: c, quantity: 5 }, { sku: b, quantity: 3 }]);
-    const refused = await api.order(key, body);
+    const refused = await h.api.order(key, body);
     expectProblem(refused, 409, 'INSUFFICIENT_STOCK');
     expect(refused.body).toMatchObject({ sku: c, requested: 5, available: 1 });
     for (const s of [a, b]) expect(await stock(s)).toEqual({ onHand: 10, reserved: 0, available: 10 });
     expect(await stock(c)).toEqual({ onHand: 1, reserved: 0, available: 1 });
 
-    expect((await api.putSku(c, 10)).status).toBe(200);
-    const ok = await api.order(key, body);
+    expect((await h.api.putSku(c, 10)).status).toBe(200);
+    const ok = await h.api.order(key, body);
     expect(ok.status).toBe(201);
     expect(ok.body.status).toBe('TRY_SUCCESS');
     expect((await stock(a)).reserved).toBe(2);
@@ -256,32 +238,32 @@ describe('business errors on the checkout routes', () => {
 
   it('ORDER_CANCELED on confirm of a canceled order, charging nothing', async () => {
     const s = await newSku(5);
-    const order = await api.order(randomUUID(), orderBody([{ sku: s, quantity: 2 }]));
+    const order = await h.api.order(randomUUID(), orderBody([{ sku: s, quantity: 2 }]));
     expect(order.status).toBe(201);
-    expect((await api.post(`/orders/${order.body.id}/cancel`)).status).toBe(200);
-    expectProblem(await api.post(`/orders/${order.body.id}/confirm`, {}), 409, 'ORDER_CANCELED');
+    expect((await h.api.post(`/orders/${order.body.id}/cancel`)).status).toBe(200);
+    expectProblem(await h.api.post(`/orders/${order.body.id}/confirm`, {}), 409, 'ORDER_CANCELED');
     expect(await stock(s)).toEqual({ onHand: 5, reserved: 0, available: 5 });
-    expect((await api.get(`/orders/${order.body.id}`)).body.status).toBe('CANCELED');
-    expect((await sim.chargesFor(order.body.id)).succeeded).toBe(0);
+    expect((await h.api.get(`/orders/${order.body.id}`)).body.status).toBe('CANCELED');
+    expect((await h.sim.chargesFor(order.body.id)).succeeded).toBe(0);
   });
 
   it('ORDER_CONFIRMED on cancel of a confirmed order, releasing nothing', async () => {
     const s = await newSku(5);
-    const order = await api.order(randomUUID(), orderBody([{ sku: s, quantity: 2 }]));
+    const order = await h.api.order(randomUUID(), orderBody([{ sku: s, quantity: 2 }]));
     expect(order.status).toBe(201);
-    const confirmed = await api.post(`/orders/${order.body.id}/confirm`, {});
+    const confirmed = await h.api.post(`/orders/${order.body.id}/confirm`, {});
     expect({ status: confirmed.status, order: confirmed.body.status }).toEqual({ status: 200, order: 'CONFIRM_SUCCESS' });
-    expectProblem(await api.post(`/orders/${order.body.id}/cancel`), 409, 'ORDER_CONFIRMED');
+    expectProblem(await h.api.post(`/orders/${order.body.id}/cancel`), 409, 'ORDER_CONFIRMED');
     expect(await stock(s)).toEqual({ onHand: 3, reserved: 0, available: 3 });
-    expect(await sim.chargesFor(order.body.id)).toEqual({ succeeded: 1, declined: 0, netCapturedMinor: 2000 });
+    expect(await h.sim.chargesFor(order.body.id)).toEqual({ succeeded: 1, declined: 0, netCapturedMinor: 2000 });
   });
 
   it('STOCK_BELOW_RESERVED keeps onHand', async () => {
     const s = await newSku(5);
-    expect((await api.order(randomUUID(), orderBody([{ sku: s, quantity: 3 }]))).status).toBe(201);
-    expectProblem(await api.putSku(s, 2), 409, 'STOCK_BELOW_RESERVED');
+    expect((await h.api.order(randomUUID(), orderBody([{ sku: s, quantity: 3 }]))).status).toBe(201);
+    expectProblem(await h.api.putSku(s, 2), 409, 'STOCK_BELOW_RESERVED');
     expect(await stock(s)).toEqual({ onHand: 5, reserved: 3, available: 2 });
-    expect((await api.putSku(s, 3)).status).toBe(200);
+    expect((await h.api.putSku(s, 3)).status).toBe(200);
     expect(await stock(s)).toEqual({ onHand: 3, reserved: 3, available: 0 });
   });
 });
@@ -323,6 +305,6 @@ describe('business errors on the participant routes', () => {
 });
 
 it('leaves the stock invariant intact', async () => {
-  const [row] = await db.query<{ n: string }>('SELECT count(*)::text AS n FROM skus WHERE reserved < 0 OR reserved > on_hand');
+  const [row] = await h.db.query<{ n: string }>('SELECT count(*)::text AS n FROM skus WHERE reserved < 0 OR reserved > on_hand');
   expect(row.n).toBe('0');
 });

@@ -4,32 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
-import { createTestDatabase, TestDatabase } from './support/database.js';
-import { client, Client, waitFor } from './support/http.js';
 import { reserve, uniqueSku } from './support/orders.js';
-import { deleteQueueKeys, queuePrefix, ServiceProcess, startService } from './support/service.js';
-import { SimulatorHandle, startSimulator } from './support/simulator.js';
+import { useHarness } from './support/harness.js';
+import { client, waitFor } from './support/http.js';
+import { startService } from './support/service.js';
 
 /** What an operator relies on: admin routes, timeline, reconciliation, metrics, health, OpenAPI. */
-let db: TestDatabase;
-let sim: SimulatorHandle;
-let svc: ServiceProcess;
-let api: Client;
-const prefix = queuePrefix();
+const h = useHarness({ CONFIRM_RETRY_BASE_MS: '600000' });
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  sim = await startSimulator();
-  svc = await startService({ DATABASE_URL: db.url, PAYMENT_GATEWAY_URL: sim.url, QUEUE_PREFIX: prefix, CONFIRM_RETRY_BASE_MS: '600000' });
-  api = client(svc.url);
-});
 
-afterAll(async () => {
-  await svc?.stop();
-  await sim?.close();
-  await db?.drop();
-  await deleteQueueKeys(prefix);
-});
 
 const metric = (text: string, series: string) => {
   const line = text.split('\n').find((l) => l.startsWith(`${series} `));
@@ -54,7 +37,7 @@ describe('authentication', () => {
   it.each(routes)('%s %s answers 401 without a token and with a wrong one', async (method, path) => {
     const variants: Record<string, string>[] = [{}, { authorization: 'Bearer wrong-token' }, { authorization: 'test-admin-token' }];
     for (const headers of variants) {
-      const res = await api.send(method, path, { body: method === 'GET' ? undefined : { reason: 'x' }, headers });
+      const res = await h.api.send(method, path, { body: method === 'GET' ? undefined : { reason: 'x' }, headers });
       expect(res.status).toBe(401);
       expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
       expect(res.body.code).toBe('UNAUTHORIZED');
@@ -62,7 +45,7 @@ describe('authentication', () => {
   });
 
   it('the queue dashboard opens with the token', async () => {
-    const res = await api.send('GET', '/admin/queues', { admin: true });
+    const res = await h.api.send('GET', '/admin/queues', { admin: true });
     expect(res.status).toBe(200);
     expect(String(res.body)).toMatch(/<html/i);
   });
@@ -71,55 +54,55 @@ describe('authentication', () => {
 describe('operator actions', () => {
   it('force-confirm from TRY_SUCCESS commits the stock and records the reason', async () => {
     const s = uniqueSku('FC');
-    const order = await reserve(api, s, 2);
-    const res = await api.admin('POST', `/admin/orders/${order.id}/force-confirm`, { reason: 'paid by bank transfer, ticket OPS-1' });
+    const order = await reserve(h.api, s, 2);
+    const res = await h.api.admin('POST', `/admin/orders/${order.id}/force-confirm`, { reason: 'paid by bank transfer, ticket OPS-1' });
     expect(res.status).toBe(200);
     expect(res.body.status).toBe('CONFIRM_SUCCESS');
-    expect((await api.get(`/inventory/${s}`)).body).toMatchObject({ onHand: 8, reserved: 0 });
-    const events = (await api.admin('GET', `/admin/orders/${order.id}/events`)).body.data;
+    expect((await h.api.get(`/inventory/${s}`)).body).toMatchObject({ onHand: 8, reserved: 0 });
+    const events = (await h.api.admin('GET', `/admin/orders/${order.id}/events`)).body.data;
     expect(events).toContainEqual(expect.objectContaining({ type: 'operator.force_confirm', data: { reason: 'paid by bank transfer, ticket OPS-1' } }));
     expect(events.at(-1)).toMatchObject({ type: 'status.changed', data: { to: 'CONFIRM_SUCCESS', operatorReason: 'paid by bank transfer, ticket OPS-1' } });
-    expect((await api.admin('POST', `/admin/orders/${order.id}/force-confirm`, { reason: 'again' })).status).toBe(200);
-    expect((await api.get(`/inventory/${s}`)).body).toMatchObject({ onHand: 8 });
+    expect((await h.api.admin('POST', `/admin/orders/${order.id}/force-confirm`, { reason: 'again' })).status).toBe(200);
+    expect((await h.api.get(`/inventory/${s}`)).body).toMatchObject({ onHand: 8 });
   });
 
   it('force-confirm from CONFIRM_PENDING commits the stock', async () => {
     const s = uniqueSku('FCP');
-    const order = await reserve(api, s, 1);
-    await sim.script(['error']);
-    expect((await api.post(`/orders/${order.id}/confirm`)).status).toBe(202);
-    const res = await api.admin('POST', `/admin/orders/${order.id}/force-confirm`, { reason: 'gateway support confirmed the capture' });
+    const order = await reserve(h.api, s, 1);
+    await h.sim.script(['error']);
+    expect((await h.api.post(`/orders/${order.id}/confirm`)).status).toBe(202);
+    const res = await h.api.admin('POST', `/admin/orders/${order.id}/force-confirm`, { reason: 'gateway support confirmed the capture' });
     expect(res.body.status).toBe('CONFIRM_SUCCESS');
-    expect((await api.get(`/inventory/${s}`)).body).toMatchObject({ onHand: 9, reserved: 0 });
-    const pending = await api.admin('GET', '/admin/orders?status=CONFIRM_PENDING');
+    expect((await h.api.get(`/inventory/${s}`)).body).toMatchObject({ onHand: 9, reserved: 0 });
+    const pending = await h.api.admin('GET', '/admin/orders?status=CONFIRM_PENDING');
     expect(pending.body.data.map((o: any) => o.id)).not.toContain(order.id);
   });
 
   it('force-cancel: 409 ORDER_CONFIRMED on a paid order; releases once otherwise; a reason is required', async () => {
-    const paid = await reserve(api, uniqueSku('FX'), 1);
-    expect((await api.post(`/orders/${paid.id}/confirm`)).status).toBe(200);
-    const refused = await api.admin('POST', `/admin/orders/${paid.id}/force-cancel`, { reason: 'customer asked' });
+    const paid = await reserve(h.api, uniqueSku('FX'), 1);
+    expect((await h.api.post(`/orders/${paid.id}/confirm`)).status).toBe(200);
+    const refused = await h.api.admin('POST', `/admin/orders/${paid.id}/force-cancel`, { reason: 'customer asked' });
     expect(refused.status).toBe(409);
     expect(refused.body.code).toBe('ORDER_CONFIRMED');
 
     const s = uniqueSku('FX2');
-    const open = await reserve(api, s, 3);
-    expect((await api.admin('POST', `/admin/orders/${open.id}/force-cancel`, {})).status).toBe(400);
-    const answers = await Promise.all(Array.from({ length: 5 }, () => api.admin('POST', `/admin/orders/${open.id}/force-cancel`, { reason: 'fraud check' })));
+    const open = await reserve(h.api, s, 3);
+    expect((await h.api.admin('POST', `/admin/orders/${open.id}/force-cancel`, {})).status).toBe(400);
+    const answers = await Promise.all(Array.from({ length: 5 }, () => h.api.admin('POST', `/admin/orders/${open.id}/force-cancel`, { reason: 'fraud check' })));
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
-    expect((await api.get(`/inventory/${s}`)).body).toMatchObject({ onHand: 10, reserved: 0 });
-    const confirm = await api.admin('POST', `/admin/orders/${open.id}/force-confirm`, { reason: 'too late' });
+    expect((await h.api.get(`/inventory/${s}`)).body).toMatchObject({ onHand: 10, reserved: 0 });
+    const confirm = await h.api.admin('POST', `/admin/orders/${open.id}/force-confirm`, { reason: 'too late' });
     expect(confirm.status).toBe(409);
     expect(confirm.body.code).toBe('ORDER_CANCELED');
   });
 
   it('lists orders by status, oldest first, in pages with a cursor it issued', async () => {
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push((await reserve(api, uniqueSku('LIST'), 1)).id);
+    for (let i = 0; i < 5; i++) ids.push((await reserve(h.api, uniqueSku('LIST'), 1)).id);
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: any = await api.admin('GET', `/admin/orders?status=TRY_SUCCESS&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      const page: any = await h.api.admin('GET', `/admin/orders?status=TRY_SUCCESS&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
       expect(page.status).toBe(200);
       expect(page.body.data.length).toBeLessThanOrEqual(2);
       seen.push(...page.body.data.map((o: any) => o.id));
@@ -127,7 +110,7 @@ describe('operator actions', () => {
     } while (cursor);
     expect(seen.filter((id) => ids.includes(id))).toEqual(ids);
     for (const bad of ['status=NOPE', 'limit=0', 'limit=1001', 'limit=abc', 'cursor=forged.cursor']) {
-      const res = await api.admin('GET', `/admin/orders?${bad}`);
+      const res = await h.api.admin('GET', `/admin/orders?${bad}`);
       expect([bad, res.status, res.body.code]).toEqual([bad, 400, 'VALIDATION_FAILED']);
     }
   });
@@ -135,84 +118,84 @@ describe('operator actions', () => {
 
 describe('reconciliation', () => {
   it('refunds a capture the gateway holds for a canceled order, once', async () => {
-    const order = await reserve(api, uniqueSku('REC'), 1, 10, 700);
-    expect((await api.post(`/orders/${order.id}/cancel`)).status).toBe(200);
+    const order = await reserve(h.api, uniqueSku('REC'), 1, 10, 700);
+    expect((await h.api.post(`/orders/${order.id}/cancel`)).status).toBe(200);
     // A capture the service never saw an answer for (a charge that landed after everything).
-    const charge = await fetch(`${sim.url}/payments`, {
+    const charge = await fetch(`${h.sim.url}/payments`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'idempotency-key': `stray-${order.id}` },
       body: JSON.stringify({ amountMinor: 700, currency: 'USD', reference: order.id }),
     });
     expect(charge.status).toBe(201);
-    const report = await api.admin('GET', '/admin/reconciliation?sinceMinutes=60');
+    const report = await h.api.admin('GET', '/admin/reconciliation?sinceMinutes=60');
     expect(report.status).toBe(200);
     expect(report.body.refunded).toContainEqual({ orderId: order.id, netCapturedMinor: 700 });
-    expect(await sim.chargesFor(order.id)).toMatchObject({ netCapturedMinor: 0 });
-    const again = await api.admin('GET', '/admin/reconciliation?sinceMinutes=60');
+    expect(await h.sim.chargesFor(order.id)).toMatchObject({ netCapturedMinor: 0 });
+    const again = await h.api.admin('GET', '/admin/reconciliation?sinceMinutes=60');
     expect(again.body.refunded.map((r: any) => r.orderId)).not.toContain(order.id);
-    expect((await sim.ledger()).refunds.filter((r) => r.amountMinor === 700)).toHaveLength(1);
-    const events = (await api.admin('GET', `/admin/orders/${order.id}/events`)).body.data.map((e: any) => e.type);
+    expect((await h.sim.ledger()).refunds.filter((r) => r.amountMinor === 700)).toHaveLength(1);
+    const events = (await h.api.admin('GET', `/admin/orders/${order.id}/events`)).body.data.map((e: any) => e.type);
     expect(events).toEqual(expect.arrayContaining(['refund.owed', 'refund.succeeded']));
-    expect(metric((await api.get('/metrics')).body, 'tcc_reconciliation_fixes_total{kind="refund_issued"}')).toBeGreaterThanOrEqual(1);
+    expect(metric((await h.api.get('/metrics')).body, 'tcc_reconciliation_fixes_total{kind="refund_issued"}')).toBeGreaterThanOrEqual(1);
   });
 
   it('flags a confirmed order the gateway has no capture for: timeline, metric, error log', async () => {
-    const order = await reserve(api, uniqueSku('MIS'), 1);
+    const order = await reserve(h.api, uniqueSku('MIS'), 1);
     // Simulates a bug or a gateway-side reversal: the order says paid, the gateway does not.
-    await db.query(`UPDATE orders SET status = 'CONFIRM_SUCCESS', payment_id = 'pay_missing' WHERE id = $1`, [order.id]);
-    const report = await api.admin('GET', '/admin/reconciliation?sinceMinutes=60');
+    await h.db.query(`UPDATE orders SET status = 'CONFIRM_SUCCESS', payment_id = 'pay_missing' WHERE id = $1`, [order.id]);
+    const report = await h.api.admin('GET', '/admin/reconciliation?sinceMinutes=60');
     expect(report.body.mismatches).toContainEqual({ orderId: order.id, problem: 'confirmed, but the gateway has no capture' });
-    const events = (await api.admin('GET', `/admin/orders/${order.id}/events`)).body.data.map((e: any) => e.type);
+    const events = (await h.api.admin('GET', `/admin/orders/${order.id}/events`)).body.data.map((e: any) => e.type);
     expect(events).toContain('reconciliation.mismatch');
-    const text = (await api.get('/metrics')).body;
+    const text = (await h.api.get('/metrics')).body;
     expect(metric(text, 'tcc_orders_need_attention_total{reason="reconciliation_mismatch"}')).toBe(1);
     await waitFor('an error-level alert log line', async () =>
-      svc.logs.some((l) => l.includes('"level":50') && l.includes(order.id) && l.includes('reconciliation_mismatch')),
+      h.svc.logs.some((l) => l.includes('"level":50') && l.includes(order.id) && l.includes('reconciliation_mismatch')),
     );
   });
 });
 
 describe('alerts', () => {
   it('a refund that keeps failing raises an error log and a metric, and is paid once the gateway takes it', async () => {
-    const order = await reserve(api, uniqueSku('RFAIL'), 1, 10, 900);
-    await sim.setFaults({ hangMs: 1000, refundDown: true });
-    await sim.script(['charge_then_hang']);
-    expect((await api.post(`/orders/${order.id}/confirm`)).status).toBe(202);
-    expect((await api.post(`/orders/${order.id}/cancel`)).body.status).toBe('CANCELED');
+    const order = await reserve(h.api, uniqueSku('RFAIL'), 1, 10, 900);
+    await h.sim.setFaults({ hangMs: 1000, refundDown: true });
+    await h.sim.script(['charge_then_hang']);
+    expect((await h.api.post(`/orders/${order.id}/confirm`)).status).toBe(202);
+    expect((await h.api.post(`/orders/${order.id}/cancel`)).body.status).toBe('CANCELED');
     await waitFor(
       'the refund_failing alert',
-      async () => svc.logs.some((l) => l.includes('"level":50') && l.includes(order.id) && l.includes('refund_failing')),
+      async () => h.svc.logs.some((l) => l.includes('"level":50') && l.includes(order.id) && l.includes('refund_failing')),
       20_000,
     );
-    expect(metric((await api.get('/metrics')).body, 'tcc_orders_need_attention_total{reason="refund_failing"}')).toBe(1);
-    expect(await sim.chargesFor(order.id)).toMatchObject({ netCapturedMinor: 900 });
-    await sim.setFaults({ refundDown: false });
-    await waitFor('the refund', async () => (await sim.chargesFor(order.id)).netCapturedMinor === 0, 20_000);
+    expect(metric((await h.api.get('/metrics')).body, 'tcc_orders_need_attention_total{reason="refund_failing"}')).toBe(1);
+    expect(await h.sim.chargesFor(order.id)).toMatchObject({ netCapturedMinor: 900 });
+    await h.sim.setFaults({ refundDown: false });
+    await waitFor('the refund', async () => (await h.sim.chargesFor(order.id)).netCapturedMinor === 0, 20_000);
   });
 });
 
 describe('metrics', () => {
   it('show the named series with the right values after a scripted sequence', async () => {
-    const before = (await api.get('/metrics')).body as string;
+    const before = (await h.api.get('/metrics')).body as string;
     const count = (text: string, outcome: string) => metric(text, `tcc_confirm_attempts_total{outcome="${outcome}"}`) ?? 0;
-    const ok = await reserve(api, uniqueSku('M1'), 1);
-    const declined = await reserve(api, uniqueSku('M2'), 1);
-    const hung = await reserve(api, uniqueSku('M3'), 1);
-    expect((await api.post(`/orders/${ok.id}/confirm`)).status).toBe(200);
-    expect((await api.post(`/orders/${declined.id}/confirm`, { paymentToken: 'tok_decline' })).status).toBe(402);
-    await sim.setFaults({ hangMs: 1500 });
-    await sim.script(['hang']);
-    expect((await api.post(`/orders/${hung.id}/confirm`)).status).toBe(202);
-    await sim.script(['error']);
-    expect((await api.post(`/orders/${hung.id}/confirm`)).status).toBe(202);
+    const ok = await reserve(h.api, uniqueSku('M1'), 1);
+    const declined = await reserve(h.api, uniqueSku('M2'), 1);
+    const hung = await reserve(h.api, uniqueSku('M3'), 1);
+    expect((await h.api.post(`/orders/${ok.id}/confirm`)).status).toBe(200);
+    expect((await h.api.post(`/orders/${declined.id}/confirm`, { paymentToken: 'tok_decline' })).status).toBe(402);
+    await h.sim.setFaults({ hangMs: 1500 });
+    await h.sim.script(['hang']);
+    expect((await h.api.post(`/orders/${hung.id}/confirm`)).status).toBe(202);
+    await h.sim.script(['error']);
+    expect((await h.api.post(`/orders/${hung.id}/confirm`)).status).toBe(202);
 
-    const after = (await api.get('/metrics')).body as string;
+    const after = (await h.api.get('/metrics')).body as string;
     expect(count(after, 'success') - count(before, 'success')).toBe(1);
     expect(count(after, 'declined') - count(before, 'declined')).toBe(1);
     expect(count(after, 'timeout') - count(before, 'timeout')).toBe(1);
     expect(count(after, 'error') - count(before, 'error')).toBe(1);
     expect(metric(after, 'tcc_payment_circuit_state')).toBe(0);
-    const byStatus = await db.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM orders GROUP BY status`);
+    const byStatus = await h.db.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM orders GROUP BY status`);
     for (const { status, n } of byStatus) expect([status, metric(after, `tcc_orders_by_status{status="${status}"}`)]).toEqual([status, n]);
     expect(metric(after, 'tcc_oldest_holding_order_age_seconds')).toBeGreaterThan(0);
     expect(after).toMatch(/tcc_http_request_duration_seconds_bucket\{.*route="\/orders\/:id\/confirm"/);
@@ -222,7 +205,7 @@ describe('metrics', () => {
 
 describe('OpenAPI', () => {
   it('/docs-json is valid OpenAPI 3 and lists every contract route', async () => {
-    const doc = (await api.get('/docs-json')).body;
+    const doc = (await h.api.get('/docs-json')).body;
     expect(doc.openapi).toMatch(/^3\./);
     // swagger-parser needs require(esm), which Node has and Jest's module runtime here lacks: run it in node.
     const file = join(mkdtempSync(join(tmpdir(), 'openapi-')), 'doc.json');
@@ -249,7 +232,7 @@ describe('OpenAPI', () => {
     ];
     for (const [method, path] of routes) expect([method, path, !!doc.paths[path]?.[method]]).toEqual([method, path, true]);
     expect(doc.components.schemas.Problem).toBeDefined();
-    expect((await api.get('/docs')).status).toBe(200);
+    expect((await h.api.get('/docs')).status).toBe(200);
   });
 });
 
@@ -268,7 +251,7 @@ describe('health', () => {
   it('answers 503 while Redis is unreachable and 200 again after it returns', async () => {
     const port = await freePort();
     let redis = startRedis(port);
-    const own = await startService({ DATABASE_URL: db.url, PAYMENT_GATEWAY_URL: sim.url, QUEUE_PREFIX: prefix, REDIS_URL: `redis://127.0.0.1:${port}` });
+    const own = await startService({ DATABASE_URL: h.db.url, PAYMENT_GATEWAY_URL: h.sim.url, QUEUE_PREFIX: h.prefix, REDIS_URL: `redis://127.0.0.1:${port}` });
     const http = client(own.url);
     try {
       await waitFor('health 200', async () => (await http.get('/health')).status === 200);

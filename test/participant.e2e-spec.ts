@@ -1,31 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createTestDatabase, TestDatabase } from './support/database.js';
-import { Answer, client, Client } from './support/http.js';
-import { deleteQueueKeys, queuePrefix, ServiceProcess, startService } from './support/service.js';
-import { SimulatorHandle, startSimulator } from './support/simulator.js';
+import { Answer } from './support/http.js';
+import { useHarness } from './support/harness.js';
 
 /** The inventory as a TCC branch for outside coordinators: the barrier over /tcc/inventory/*. */
-let db: TestDatabase;
-let sim: SimulatorHandle;
-let svc: ServiceProcess;
-let api: Client;
-const prefix = queuePrefix();
+const h = useHarness({});
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  sim = await startSimulator();
-  svc = await startService({ DATABASE_URL: db.url, PAYMENT_GATEWAY_URL: sim.url, QUEUE_PREFIX: prefix });
-  api = client(svc.url);
-});
-afterAll(async () => {
-  await svc?.stop();
-  await sim?.close();
-  await db?.drop();
-  await deleteQueueKeys(prefix);
-});
 
 type Stock = { onHand: number; reserved: number; available: number };
-const tcc = (op: 'try' | 'confirm' | 'cancel', body: unknown) => api.send('POST', `/tcc/inventory/${op}`, { body, admin: true });
+const tcc = (op: 'try' | 'confirm' | 'cancel', body: unknown) => h.api.send('POST', `/tcc/inventory/${op}`, { body, admin: true });
 const tryTx = (transactionId: string, sku: string, quantity: number) => tcc('try', { transactionId, items: [{ sku, quantity }] });
 /** What a caller switches on: the branch status on success, the problem's code otherwise. */
 const answer = (res: Answer) => ({ status: res.status, body: res.status < 300 ? res.body?.status : res.body?.code });
@@ -34,12 +16,12 @@ const refused = (code: string) => ({ status: 409, body: code });
 
 async function newSku(onHand: number): Promise<string> {
   const sku = `P-${randomBytes(4).toString('hex')}`;
-  expect((await api.putSku(sku, onHand)).status).toBe(200);
+  expect((await h.api.putSku(sku, onHand)).status).toBe(200);
   return sku;
 }
 
 async function stock(sku: string): Promise<Stock> {
-  const res = await api.get(`/inventory/${sku}`);
+  const res = await h.api.get(`/inventory/${sku}`);
   expect(res.status).toBe(200);
   return { onHand: res.body.onHand, reserved: res.body.reserved, available: res.body.available };
 }
@@ -83,7 +65,7 @@ describe('Try', () => {
     expect(answer(short)).toEqual(refused('INSUFFICIENT_STOCK'));
     expect(short.body).toMatchObject({ sku, requested: 5, available: 2 });
     expect(await stock(sku)).toEqual(levels(2, 0));
-    expect((await api.putSku(sku, 10)).status).toBe(200);
+    expect((await h.api.putSku(sku, 10)).status).toBe(200);
     expect(answer(await tryTx(tx, sku, 5))).toEqual(ok('RESERVED'));
     expect(await stock(sku)).toEqual(levels(10, 5));
   });
@@ -242,6 +224,6 @@ describe('concurrency', () => {
 });
 
 it('leaves the stock invariant intact', async () => {
-  const [row] = await db.query<{ n: string }>('SELECT count(*)::text AS n FROM skus WHERE reserved < 0 OR reserved > on_hand');
+  const [row] = await h.db.query<{ n: string }>('SELECT count(*)::text AS n FROM skus WHERE reserved < 0 OR reserved > on_hand');
   expect(row.n).toBe('0');
 });

@@ -1,112 +1,87 @@
-import { createTestDatabase, TestDatabase } from './support/database.js';
-import { client, Client, waitFor } from './support/http.js';
+import { waitFor } from './support/http.js';
 import { reserve, uniqueSku, waitForStatus, TERMINAL } from './support/orders.js';
-import { deleteQueueKeys, queuePrefix, ServiceProcess, startService } from './support/service.js';
-import { SimulatorHandle, startSimulator } from './support/simulator.js';
+import { useHarness } from './support/harness.js';
 
 /** The reservation TTL is a hard deadline: a paid order is finished, anything else released. */
-let db: TestDatabase;
-let sim: SimulatorHandle;
-let svc: ServiceProcess;
-let api: Client;
-const prefix = queuePrefix();
+const h = useHarness({ RESERVATION_TTL_MS: '2500', CONFIRM_RETRY_BASE_MS: '600000' });
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  sim = await startSimulator();
-  // Retries far out: only the TTL resolves the orders below.
-  svc = await startService({
-    DATABASE_URL: db.url,
-    PAYMENT_GATEWAY_URL: sim.url,
-    QUEUE_PREFIX: prefix,
-    RESERVATION_TTL_MS: '2500',
-    CONFIRM_RETRY_BASE_MS: '600000',
-  });
-  api = client(svc.url);
-});
 
-beforeEach(() => sim.reset());
+beforeEach(() => h.sim.reset());
 
-afterAll(async () => {
-  await svc?.stop();
-  await sim?.close();
-  await db?.drop();
-  await deleteQueueKeys(prefix);
-});
 
 it('the TTL passes without Confirm: CANCELED, stock released, counted in the metrics', async () => {
   const s = uniqueSku('TTL');
-  const order = await reserve(api, s, 4);
-  expect((await api.get(`/inventory/${s}`)).body).toMatchObject({ reserved: 4 });
-  const done = await waitForStatus(api, order.id, TERMINAL);
+  const order = await reserve(h.api, s, 4);
+  expect((await h.api.get(`/inventory/${s}`)).body).toMatchObject({ reserved: 4 });
+  const done = await waitForStatus(h.api, order.id, TERMINAL);
   expect(done).toMatchObject({ status: 'CANCELED', failureReason: expect.stringMatching(/expired/) });
-  expect((await api.get(`/inventory/${s}`)).body).toMatchObject({ onHand: 10, reserved: 0 });
-  expect((await api.get('/metrics')).body).toMatch(/tcc_reservations_expired_total\{result="canceled"\} [1-9]/);
-  expect((await sim.ledger()).chargeRequests).toBe(0);
+  expect((await h.api.get(`/inventory/${s}`)).body).toMatchObject({ onHand: 10, reserved: 0 });
+  expect((await h.api.get('/metrics')).body).toMatch(/tcc_reservations_expired_total\{result="canceled"\} [1-9]/);
+  expect((await h.sim.ledger()).chargeRequests).toBe(0);
 });
 
 it('the TTL fires while the charge in fact succeeded: CONFIRM_SUCCESS, never released', async () => {
   const s = uniqueSku('TTLPAID');
-  const order = await reserve(api, s, 1);
-  await sim.setFaults({ hangMs: 10_000 });
-  await sim.script(['charge_then_hang']);
-  expect((await api.post(`/orders/${order.id}/confirm`)).status).toBe(202);
-  const done = await waitForStatus(api, order.id, TERMINAL);
+  const order = await reserve(h.api, s, 1);
+  await h.sim.setFaults({ hangMs: 10_000 });
+  await h.sim.script(['charge_then_hang']);
+  expect((await h.api.post(`/orders/${order.id}/confirm`)).status).toBe(202);
+  const done = await waitForStatus(h.api, order.id, TERMINAL);
   expect(done.status).toBe('CONFIRM_SUCCESS');
-  expect(await sim.chargesFor(order.id)).toEqual({ succeeded: 1, declined: 0, netCapturedMinor: 1000 });
-  expect((await api.get(`/inventory/${s}`)).body).toMatchObject({ onHand: 9, reserved: 0 });
+  expect(await h.sim.chargesFor(order.id)).toEqual({ succeeded: 1, declined: 0, netCapturedMinor: 1000 });
+  expect((await h.api.get(`/inventory/${s}`)).body).toMatchObject({ onHand: 9, reserved: 0 });
 });
 
 it('at the TTL an unanswered lookup ends the order CANCELED, and a charge found later is refunded', async () => {
   const s = uniqueSku('TTLLOOK');
-  const order = await reserve(api, s, 2);
-  await sim.setFaults({ hangMs: 10_000, lookupDown: true });
-  await sim.script(['charge_then_hang']);
-  expect((await api.post(`/orders/${order.id}/confirm`)).status).toBe(202);
-  const done = await waitForStatus(api, order.id, TERMINAL);
+  const order = await reserve(h.api, s, 2);
+  await h.sim.setFaults({ hangMs: 10_000, lookupDown: true });
+  await h.sim.script(['charge_then_hang']);
+  expect((await h.api.post(`/orders/${order.id}/confirm`)).status).toBe(202);
+  const done = await waitForStatus(h.api, order.id, TERMINAL);
   expect(done.status).toBe('CANCELED');
-  expect((await api.get(`/inventory/${s}`)).body).toMatchObject({ onHand: 10, reserved: 0 });
-  expect(await sim.chargesFor(order.id)).toMatchObject({ succeeded: 1, netCapturedMinor: 2000 });
+  expect((await h.api.get(`/inventory/${s}`)).body).toMatchObject({ onHand: 10, reserved: 0 });
+  expect(await h.sim.chargesFor(order.id)).toMatchObject({ succeeded: 1, netCapturedMinor: 2000 });
 
-  await sim.setFaults({ lookupDown: false });
-  await waitFor('the refund of the late charge', async () => (await sim.chargesFor(order.id)).netCapturedMinor === 0);
-  const events = (await api.admin('GET', `/admin/orders/${order.id}/events`)).body.data.map((e: any) => e.type);
+  await h.sim.setFaults({ lookupDown: false });
+  await waitFor('the refund of the late charge', async () => (await h.sim.chargesFor(order.id)).netCapturedMinor === 0);
+  const events = (await h.api.admin('GET', `/admin/orders/${order.id}/events`)).body.data.map((e: any) => e.type);
   expect(events).toContain('refund.succeeded');
   // Refunded once: more rounds find nothing left to refund.
   await new Promise((r) => setTimeout(r, 1500));
-  const ledger = await sim.ledger();
+  const ledger = await h.sim.ledger();
   const paymentIds = ledger.payments.filter((p) => p.reference === order.id).map((p) => p.id);
   expect(ledger.refunds.filter((r) => paymentIds.includes(r.paymentId))).toHaveLength(1);
 });
 
 it('Confirm after the TTL does not charge: the deadline wins', async () => {
   const s = uniqueSku('LATE');
-  const order = await reserve(api, s, 1);
+  const order = await reserve(h.api, s, 1);
   await new Promise((r) => setTimeout(r, 2700));
-  const res = await api.post(`/orders/${order.id}/confirm`);
+  const res = await h.api.post(`/orders/${order.id}/confirm`);
   expect(res.status).toBe(409);
   expect(res.body.code).toBe('ORDER_CANCELED');
-  expect((await sim.ledger()).chargeRequests).toBe(0);
+  expect((await h.sim.ledger()).chargeRequests).toBe(0);
 });
 
 it('Confirm racing the expiry: each order is paid or released, never both', async () => {
   const orders = [];
-  for (let i = 0; i < 8; i++) orders.push(await reserve(api, uniqueSku(`EDGE${i}`), 1));
-  await sim.setFaults({ latencyMs: 150 });
+  for (let i = 0; i < 8; i++) orders.push(await reserve(h.api, uniqueSku(`EDGE${i}`), 1));
+  await h.sim.setFaults({ latencyMs: 150 });
   const expiresAt = new Date(orders[0].reservationExpiresAt).getTime();
   // Aim the Confirms at the deadline, some just before and some just after it.
   await new Promise((r) => setTimeout(r, Math.max(0, expiresAt - Date.now() - 200)));
-  await Promise.all(orders.map((o, i) => new Promise((r) => setTimeout(r, i * 50)).then(() => api.post(`/orders/${o.id}/confirm`))));
+  await Promise.all(orders.map((o, i) => new Promise((r) => setTimeout(r, i * 50)).then(() => h.api.post(`/orders/${o.id}/confirm`))));
   for (const o of orders) {
-    const done = await waitForStatus(api, o.id, TERMINAL);
-    const inv = (await api.get(`/inventory/${o.items[0].sku}`)).body;
+    const done = await waitForStatus(h.api, o.id, TERMINAL);
+    const inv = (await h.api.get(`/inventory/${o.items[0].sku}`)).body;
     if (done.status === 'CONFIRM_SUCCESS') {
-      expect(await sim.chargesFor(o.id)).toMatchObject({ succeeded: 1, netCapturedMinor: 1000 });
+      expect(await h.sim.chargesFor(o.id)).toMatchObject({ succeeded: 1, netCapturedMinor: 1000 });
       expect(inv).toMatchObject({ onHand: 9, reserved: 0 });
     } else {
       expect(done.status).toBe('CANCELED');
       expect(inv).toMatchObject({ onHand: 10, reserved: 0 });
-      await waitFor(`no net charge on ${o.id}`, async () => (await sim.chargesFor(o.id)).netCapturedMinor === 0);
+      await waitFor(`no net charge on ${o.id}`, async () => (await h.sim.chargesFor(o.id)).netCapturedMinor === 0);
     }
   }
 });

@@ -33,8 +33,8 @@ export class JobScheduler extends OrderScheduler implements OnModuleDestroy {
   }
 
   async retryScheduled(order: OrderRow): Promise<void> {
-    const at = order.next_action_at ?? new Date();
-    await this.add(QUEUES.confirmRetry, order.id, jobId.retry(order.id, order.confirm_attempts), untilMs(at));
+    const at = new Date(order.next_action_at ?? Date.now());
+    await this.add(QUEUES.confirmRetry, order.id, jobId.retry(order.id, order.confirm_attempts, at), untilMs(at));
   }
 
   async refundOwed(order: OrderRow): Promise<void> {

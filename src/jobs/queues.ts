@@ -13,7 +13,8 @@ export interface OrderJob {
 
 /** Deterministic ids: the same step of the same order is one job, however often it is added. */
 export const jobId = {
-  retry: (orderId: string, attempt: number) => `retry-${orderId}-${attempt}`,
+  /** Keyed by the due time too: a deferral (breaker open, lookup failed) keeps the attempt count. */
+  retry: (orderId: string, attempt: number, dueAt: Date) => `retry-${orderId}-${attempt}-${dueAt.getTime()}`,
   expiry: (orderId: string) => `expiry-${orderId}`,
   refund: (orderId: string) => `refund-${orderId}`,
 };

@@ -7,7 +7,10 @@ import { Redis } from 'ioredis';
 // here and env.ts re-exports them for the specs.
 export const PG_ADMIN_URL = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-export const TEMPLATE_DB = 'tcc_test_template';
+// One template per run (inherited by the test files through the environment), so two runs on one
+// machine never drop each other's template.
+process.env.TCC_TEST_TEMPLATE ??= `tcc_test_template_${process.pid}`;
+export const TEMPLATE_DB = process.env.TCC_TEST_TEMPLATE;
 export const ADMIN_TOKEN = 'test-admin-token';
 
 export function databaseUrl(name: string): string {
