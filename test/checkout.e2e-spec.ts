@@ -148,10 +148,11 @@ describe('Confirm and Cancel', () => {
     expect(await stock(s)).toMatchObject({ onHand: 10, reserved: 2 });
     expect(await h.sim.chargesFor(order.id)).toMatchObject({ succeeded: 1 });
 
+    // Confirming again answers the current state: the next attempt is not due yet (backoff).
     const second = await h.api.post(`/orders/${order.id}/confirm`);
-    expect(second.status).toBe(200);
-    expect(second.body).toMatchObject({ status: 'CONFIRM_SUCCESS', confirmAttempts: 2 });
-    expect(await stock(s)).toMatchObject({ onHand: 8, reserved: 0 });
+    expect(second.status).toBe(202);
+    expect(second.body).toMatchObject({ status: 'CONFIRM_PENDING', confirmAttempts: 1 });
+    expect(await stock(s)).toMatchObject({ onHand: 10, reserved: 2 });
     expect(await h.sim.chargesFor(order.id)).toEqual({ succeeded: 1, declined: 0, netCapturedMinor: 2500 });
     const keys = new Set((await h.db.query<{ payment_key: string }>(`SELECT payment_key FROM orders WHERE id = $1`, [order.id])).map((r) => r.payment_key));
     expect(keys.size).toBe(1);

@@ -2,7 +2,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createTestDatabase, TestDatabase } from './support/database.js';
 import { REDIS_URL } from './support/env.js';
-import { client, Client } from './support/http.js';
+import { client, Client, waitFor } from './support/http.js';
 import { reserve, uniqueSku, waitForStatus, TERMINAL } from './support/orders.js';
 import { deleteQueueKeys, queuePrefix, ServiceProcess, startService } from './support/service.js';
 import { SimulatorHandle, startSimulator } from './support/simulator.js';
@@ -141,4 +141,32 @@ it('a worker killed with SIGKILL mid-retry and restarted: all terminal, at most 
   await sim.setFaults({ latencyMs: 0 });
   const tally = await expectSettled(api, orders.map((o) => o.id));
   expect(Object.values(tally).reduce((a, b) => a + b, 0)).toBe(12);
+});
+
+it('the API process killed in the middle of a client Confirm: the worker resumes it with the same key', async () => {
+  const env = { PAYMENT_TIMEOUT_MS: '1500', RESERVATION_TTL_MS: '60000', BREAKER_VOLUME_THRESHOLD: '1000' };
+  const apiProc = await start({ ...env, ROLE: 'api' });
+  await start({ ...env, ROLE: 'worker' });
+  let api = client(apiProc.url);
+  const order = await reserve(api, uniqueSku('MIDCALL'), 2);
+  await sim.setFaults({ hangMs: 1000 });
+  await sim.script(['charge_then_hang']);
+  const inFlight = api.post(`/orders/${order.id}/confirm`).catch(() => undefined);
+  await waitFor('the charge to reach the gateway', async () => (await sim.chargesFor(order.id)).succeeded === 1);
+  await apiProc.kill();
+  await inFlight;
+  const [row] = await db.query<{ status: string; leased: boolean }>(
+    `SELECT status, next_action_at > now() AS leased FROM orders WHERE id = $1`,
+    [order.id],
+  );
+  expect(row).toEqual({ status: 'TRY_SUCCESS', leased: true });
+  api = client((await start({ ...env, ROLE: 'api' })).url);
+  const done = await waitForStatus(api, order.id, TERMINAL, 30_000);
+  expect(done.status).toBe('CONFIRM_SUCCESS');
+  expect(await sim.chargesFor(order.id)).toEqual({ succeeded: 1, declined: 0, netCapturedMinor: 2000 });
+  const events = await db.query<{ type: string; source: string }>(
+    `SELECT type, data->>'source' AS source FROM order_events WHERE order_id = $1 AND type = 'payment.charge'`,
+    [order.id],
+  );
+  expect(events).toEqual([{ type: 'payment.charge', source: 'resume' }]);
 });

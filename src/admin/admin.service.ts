@@ -39,8 +39,10 @@ export class AdminService {
     if (current.status === 'CANCELED' || current.status === 'PAY_FAILED') {
       throw new AppError('ORDER_CANCELED', `order ${id} is ${current.status}: its stock was released`);
     }
-    await this.orders.addEvent(this.db.sql, id, 'operator.force_confirm', { reason });
-    const { order } = await this.lifecycle.finishPaid(id, null, `force-confirmed by an operator: ${reason}`, { actor: 'operator', operatorReason: reason });
+    const { order } = await this.lifecycle.finishPaid(id, null, `force-confirmed by an operator: ${reason}`, { actor: 'operator', operatorReason: reason }, 0, {
+      type: 'operator.force_confirm',
+      data: { reason },
+    });
     if (order.status !== 'CONFIRM_SUCCESS') throw new AppError('ORDER_CANCELED', `order ${id} is ${order.status}: its stock was released`);
     return order;
   }
@@ -48,10 +50,7 @@ export class AdminService {
   async forceCancel(id: string, reason: string): Promise<OrderRow> {
     const current = await this.checkout.get(id);
     if (current.status === 'CONFIRM_SUCCESS') throw new AppError('ORDER_CONFIRMED', `order ${id} is confirmed; it cannot be canceled`);
-    if (current.status === 'TRY_SUCCESS' || current.status === 'CONFIRM_PENDING') {
-      await this.orders.addEvent(this.db.sql, id, 'operator.force_cancel', { reason });
-    }
-    return this.checkout.cancel(id, `force-canceled by an operator: ${reason}`, { actor: 'operator', operatorReason: reason });
+    return this.checkout.cancel(id, `force-canceled by an operator: ${reason}`, { actor: 'operator', operatorReason: reason }, { type: 'operator.force_cancel', data: { reason } });
   }
 
   async events(id: string): Promise<OrderEvent[]> {

@@ -32,7 +32,7 @@ export const envSchema = z.object({
   /** How often the worker compares recently finished orders with the gateway's record. */
   RECONCILE_INTERVAL_MS: int(1000, 86_400_000).default(300_000),
   /** How long a duplicate Try waits for the first one before answering IDEMPOTENCY_IN_PROGRESS. */
-  IDEMPOTENCY_WAIT_MS: int(10, 60_000).default(5000),
+  IDEMPOTENCY_WAIT_MS: int(10, 20_000).default(5000), // below the 30 s statement_timeout
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

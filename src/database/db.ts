@@ -35,6 +35,7 @@ export const PG = {
   lockNotAvailable: '55P03',
   serializationFailure: '40001',
   deadlockDetected: '40P01',
+  queryCanceled: '57014',
 } as const;
 
 export function pgCode(err: unknown): string | undefined {
@@ -100,8 +101,12 @@ export class Db {
   }
 }
 
+const TRANSIENT = new Set<string>([PG.deadlockDetected, PG.serializationFailure, PG.queryCanceled]);
+
 function translate(err: unknown): unknown {
   if (err instanceof AppError) return err;
   if (isConnectionError(err)) return new AppError('SERVICE_UNAVAILABLE', 'the database cannot be reached');
+  // Rolled back as a whole and safe to retry: tell the client so instead of a bare 500.
+  if (TRANSIENT.has(pgCode(err) ?? '')) return new AppError('SERVICE_UNAVAILABLE', 'the database is busy; retry the request');
   return err;
 }

@@ -55,6 +55,7 @@ export class InventoryService {
       if (status === 'CANCELED') throw new AppError('TRANSACTION_CANCELED', `transaction ${transactionId} was canceled`);
       return { status: status ?? 'RESERVED', lines: [] };
     }
+    // Byte order (SKUs are ASCII), the same as COLLATE "C" in stock.sql.ts.
     const sorted = [...lines].sort((a, b) => (a.sku < b.sku ? -1 : a.sku > b.sku ? 1 : 0));
     const rows = await stockSql.find(sql, sorted.map((l) => l.sku));
     checkSkus(rows, sorted);

@@ -52,13 +52,15 @@ export const stockSql = {
   },
 
   /**
-   * Locks a branch's SKU rows in SKU order, the same order Try reserves in, so a Confirm or
-   * Cancel of a multi-line order can never deadlock with a concurrent Try.
+   * Locks a branch's SKU rows in SKU order, the same order Try reserves in (byte order: COLLATE
+   * "C", like the sort in inventory.service.ts), so a Confirm or Cancel of a multi-line order can
+   * never deadlock with a concurrent Try. NO KEY UPDATE, like the UPDATEs that follow: it does not
+   * wait for the KEY SHARE locks that concurrent Tries' foreign keys take.
    */
   async lockBranchSkus(sql: Sql, transactionId: string): Promise<void> {
     await sql.rows(
       `SELECT s.sku FROM skus s JOIN reservations r ON r.sku = s.sku
-        WHERE r.transaction_id = $1 ORDER BY s.sku FOR UPDATE OF s`,
+        WHERE r.transaction_id = $1 ORDER BY s.sku COLLATE "C" FOR NO KEY UPDATE OF s`,
       [transactionId],
     );
   },
@@ -67,7 +69,7 @@ export const stockSql = {
   async release(sql: Sql, transactionId: string): Promise<number> {
     return sql.exec(
       `UPDATE skus s SET reserved = s.reserved - r.quantity, updated_at = now()
-         FROM (SELECT sku, quantity FROM reservations WHERE transaction_id = $1 ORDER BY sku) r
+         FROM (SELECT sku, quantity FROM reservations WHERE transaction_id = $1 ORDER BY sku COLLATE "C") r
         WHERE s.sku = r.sku`,
       [transactionId],
     );
@@ -77,7 +79,7 @@ export const stockSql = {
   async commit(sql: Sql, transactionId: string): Promise<number> {
     return sql.exec(
       `UPDATE skus s SET on_hand = s.on_hand - r.quantity, reserved = s.reserved - r.quantity, updated_at = now()
-         FROM (SELECT sku, quantity FROM reservations WHERE transaction_id = $1 ORDER BY sku) r
+         FROM (SELECT sku, quantity FROM reservations WHERE transaction_id = $1 ORDER BY sku COLLATE "C") r
         WHERE s.sku = r.sku`,
       [transactionId],
     );

@@ -1,4 +1,4 @@
-import { Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { JobsOptions, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { AppConfig } from '../config/app-config.js';
@@ -12,7 +12,7 @@ const ENQUEUE_TIMEOUT_MS = 1000;
 
 /** Enqueues delayed BullMQ jobs after commit. Postgres stays the truth: a lost job is only late. */
 @Injectable()
-export class JobScheduler extends OrderScheduler implements OnModuleDestroy {
+export class JobScheduler extends OrderScheduler implements OnApplicationShutdown {
   readonly connection: Redis;
   readonly queues: Record<QueueName, Queue<OrderJob>>;
 
@@ -38,10 +38,11 @@ export class JobScheduler extends OrderScheduler implements OnModuleDestroy {
   }
 
   async refundOwed(order: OrderRow): Promise<void> {
-    await this.add(QUEUES.refunds, order.id, jobId.refund(order.id), 0);
+    await this.add(QUEUES.refunds, order.id, jobId.refund(order.id, new Date(order.refund_next_at ?? Date.now())), 0);
   }
 
-  async onModuleDestroy(): Promise<void> {
+  /** After HTTP has drained: a request finishing during shutdown can still enqueue. */
+  async onApplicationShutdown(): Promise<void> {
     await settleWithin(Promise.allSettled(Object.values(this.queues).map((q) => q.close())), 2000);
     this.connection.disconnect();
   }

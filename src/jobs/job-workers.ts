@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationBootstrap, BeforeApplicationShutdown } from '@nestjs/common';
 import { Job, UnrecoverableError, Worker } from 'bullmq';
 import { AppError } from '../common/errors.js';
 import { AppConfig } from '../config/app-config.js';
@@ -16,7 +16,7 @@ type Handler = (orderId: string) => Promise<unknown>;
  * act if something is due, so a duplicate or stale job does nothing. Runs in ROLE worker / all.
  */
 @Injectable()
-export class JobWorkers implements OnApplicationBootstrap, OnApplicationShutdown {
+export class JobWorkers implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(JobWorkers.name);
   private readonly workers: Worker<OrderJob>[] = [];
   private readonly connections: Redis[] = [];
@@ -76,7 +76,7 @@ export class JobWorkers implements OnApplicationBootstrap, OnApplicationShutdown
    * PAYMENT_TIMEOUT_MS). If Redis is away, closing cannot complete: give up after the grace
    * period — an unfinished job is safe to run again, its order is re-read from Postgres.
    */
-  async onApplicationShutdown(): Promise<void> {
+  async beforeApplicationShutdown(): Promise<void> {
     const grace = this.config.env.PAYMENT_TIMEOUT_MS * 2 + 2000;
     if ((await settleWithin(Promise.allSettled(this.workers.map((w) => w.close())), grace)) === 'timeout') {
       this.logger.warn('job workers did not close in time; forcing');

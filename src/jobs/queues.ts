@@ -16,5 +16,6 @@ export const jobId = {
   /** Keyed by the due time too: a deferral (breaker open, lookup failed) keeps the attempt count. */
   retry: (orderId: string, attempt: number, dueAt: Date) => `retry-${orderId}-${attempt}-${dueAt.getTime()}`,
   expiry: (orderId: string) => `expiry-${orderId}`,
-  refund: (orderId: string) => `refund-${orderId}`,
+  /** Keyed by the round's due time: a refund re-opened later is a new job, a duplicate add is not. */
+  refund: (orderId: string, dueAt: Date) => `refund-${orderId}-${dueAt.getTime()}`,
 };

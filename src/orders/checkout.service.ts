@@ -6,7 +6,7 @@ import { Db, pgCode, PG } from '../database/db.js';
 import { InventoryService, LineRequest } from '../inventory/inventory.service.js';
 import type { ReservedLine } from '../inventory/stock.sql.js';
 import { requestHash } from './idempotency.js';
-import { OrderLifecycle } from './order-lifecycle.js';
+import { MoveNote, OrderLifecycle } from './order-lifecycle.js';
 import { OrderScheduler } from './order-scheduler.js';
 import { isOrderId, OrderRow } from './order.types.js';
 import { OrdersRepository } from './orders.repository.js';
@@ -96,11 +96,11 @@ export class CheckoutService {
   }
 
   /** Cancel: release the stock (refunding a possible charge later). Idempotent on released orders. */
-  async cancel(id: string, reason: string, data: Record<string, unknown> = {}): Promise<OrderRow> {
+  async cancel(id: string, reason: string, data: Record<string, unknown> = {}, note?: MoveNote): Promise<OrderRow> {
     const current = await this.get(id);
     if (current.status === 'CONFIRM_SUCCESS') throw new AppError('ORDER_CONFIRMED', `order ${id} is confirmed; it cannot be canceled`);
     if (current.status === 'CANCELED' || current.status === 'PAY_FAILED') return current;
-    const { order, won } = await this.lifecycle.release(id, 'CANCELED', reason, data);
+    const { order, won } = await this.lifecycle.release(id, 'CANCELED', reason, data, 0, note);
     if (!won && order.status === 'CONFIRM_SUCCESS') throw new AppError('ORDER_CONFIRMED', `order ${id} is confirmed; it cannot be canceled`);
     if (won && order.refund_status === 'PENDING') await this.afterCommit(() => this.scheduler.refundOwed(order), order);
     return order;

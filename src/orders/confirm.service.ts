@@ -39,36 +39,44 @@ export class ConfirmService {
     private readonly config: AppConfig,
   ) {}
 
-  /** POST /orders/{id}/confirm. Answers the current state of a finished order without charging. */
+  /**
+   * POST /orders/{id}/confirm. A TRY_SUCCESS order is charged now; a CONFIRM_PENDING one answers
+   * its current state, and only runs its next step if that is due (backoff, the attempt limit and
+   * the lookup rule hold for clients too). A finished order answers without charging.
+   */
   async confirm(id: string, paymentToken?: string): Promise<OrderRow | undefined> {
     const order = isOrderId(id) ? await this.orders.find(this.db.sql, id) : undefined;
     if (!order || !HOLDING.includes(order.status)) return order;
-    if (this.expired(order)) return this.expire(id);
+    if (order.expired) return this.expire(id);
+    if (order.status === 'CONFIRM_PENDING') return this.advance(id);
     return this.attempt(order.id, paymentToken ?? null, 'client');
   }
 
   /**
-   * Drives a holding order on when something is due: its TTL passed, or its next retry or lookup
-   * time came. Called by the jobs and by the sweeper; a call with nothing due does nothing.
+   * Drives a holding order on when something is due: its TTL passed, its next retry or lookup
+   * time came, or a Confirm's process died mid-call. Called by the jobs and the sweeper; with
+   * nothing due it does nothing.
    */
   async advance(id: string): Promise<OrderRow | undefined> {
     const order = await this.orders.find(this.db.sql, id);
     if (!order || !HOLDING.includes(order.status)) return order;
-    if (this.expired(order)) return this.expire(id);
-    if (order.status !== 'CONFIRM_PENDING') return order;
+    if (order.expired) return this.expire(id);
+    if (!order.next_action_at) return order; // TRY_SUCCESS waiting for its client
     // Claim the due step: push next_action_at out by a lease, so a duplicate delivery (job and
     // sweeper at once) finds nothing due; if this process dies, the lease runs out and the
     // sweeper takes the order again.
-    const claimed = await this.orders.claimDueStep(this.db.sql, id, this.config.env.PAYMENT_TIMEOUT_MS * 2 + 5000);
+    const claimed = await this.orders.claimDueStep(this.db.sql, id, this.leaseMs());
     if (!claimed) return order;
-    if (claimed.confirm_attempts >= this.config.env.CONFIRM_MAX_ATTEMPTS) return this.resolveByLookup(claimed, 'retries exhausted');
-    return this.attempt(id, null, 'retry');
+    if (claimed.status === 'CONFIRM_PENDING' && claimed.confirm_attempts >= this.config.env.CONFIRM_MAX_ATTEMPTS) {
+      return this.resolveByLookup(claimed, 'retries exhausted');
+    }
+    return this.attempt(id, null, claimed.status === 'TRY_SUCCESS' ? 'resume' : 'retry');
   }
 
   /** At the reservation TTL: a paid order is finished, anything else released. */
   async expire(id: string): Promise<OrderRow | undefined> {
     const order = await this.orders.find(this.db.sql, id);
-    if (!order || !HOLDING.includes(order.status)) return order;
+    if (!order || !HOLDING.includes(order.status) || !order.expired) return order;
     if (order.payment_requested_at === null) {
       // Never sent to the gateway: there is nothing to ask about.
       return this.released(await this.lifecycle.release(id, 'CANCELED', 'reservation expired'), 'canceled');
@@ -83,9 +91,9 @@ export class ConfirmService {
     return this.released(await this.lifecycle.release(id, 'CANCELED', reason), 'canceled');
   }
 
-  private async attempt(id: string, paymentToken: string | null, source: 'client' | 'retry'): Promise<OrderRow | undefined> {
-    const order = await this.db.tx((sql) => this.orders.markChargeRequested(sql, id, paymentToken));
-    if (!order || !HOLDING.includes(order.status)) return order;
+  private async attempt(id: string, paymentToken: string | null, source: 'client' | 'retry' | 'resume'): Promise<OrderRow | undefined> {
+    const order = await this.db.tx((sql) => this.orders.markChargeRequested(sql, id, paymentToken, this.leaseMs()));
+    if (!order) return this.expire(id); // expired meanwhile (or finished: expire answers it as it is)
     const outcome = await this.gateway.charge({
       idempotencyKey: order.payment_key,
       amountMinor: Number(order.amount_minor),
@@ -108,7 +116,9 @@ export class ConfirmService {
 
     const max = this.config.env.CONFIRM_MAX_ATTEMPTS;
     const exhausted = attempt >= max;
-    const delay = exhausted ? 0 : retryDelayMs(this.config.env.CONFIRM_RETRY_BASE_MS, Math.max(1, attempt));
+    const backoff = retryDelayMs(this.config.env.CONFIRM_RETRY_BASE_MS, Math.max(1, attempt));
+    // An open breaker will refuse everything until its reset timeout: asking sooner only adds noise.
+    const delay = counted ? backoff : Math.max(backoff, retryDelayMs(this.config.env.BREAKER_RESET_TIMEOUT_MS, 1));
     const pending = await this.db.tx(async (sql) => {
       const moved = await this.orders.transition(sql, order.id, 'CONFIRM_PENDING', `payment outcome unknown (${outcome.reason})`, {
         patch: { addAttempts: counted, nextActionInMs: exhausted ? this.leaseMs() : delay, failureReason: outcome.detail },
@@ -186,10 +196,6 @@ export class ConfirmService {
     } catch (err) {
       this.logger.warn({ orderId: order.id, err: (err as Error).message }, 'retry job not scheduled; the sweeper will pick the order up');
     }
-  }
-
-  private expired(order: OrderRow): boolean {
-    return new Date(order.reservation_expires_at).getTime() <= Date.now();
   }
 
   private leaseMs(): number {

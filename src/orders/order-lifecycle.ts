@@ -7,6 +7,12 @@ import { HOLDING, OrderStatus } from './order-state.js';
 import { OrderRow } from './order.types.js';
 import { OrdersRepository } from './orders.repository.js';
 
+/** A timeline entry written in the move's transaction, only if the move wins (operator actions). */
+export interface MoveNote {
+  type: string;
+  data: Record<string, unknown>;
+}
+
 /**
  * The moves that end an order, each one local transaction: the order's compare-and-set and the
  * inventory branch's Confirm or Cancel (barrier-guarded) commit together or not at all. A move
@@ -33,6 +39,7 @@ export class OrderLifecycle {
     reason: string,
     data: Record<string, unknown> = {},
     addAttempts = 0,
+    note?: MoveNote,
   ): Promise<{ order: OrderRow; won: boolean }> {
     return this.db.tx(async (sql) => {
       const moved = await this.orders.transition(sql, id, 'CONFIRM_SUCCESS', reason, {
@@ -40,6 +47,7 @@ export class OrderLifecycle {
         data,
       });
       if (moved) {
+        if (note) await this.orders.addEvent(sql, id, note.type, note.data);
         await this.inventory.confirm(sql, moved.transaction_id);
         return { order: moved, won: true };
       }
@@ -60,6 +68,7 @@ export class OrderLifecycle {
     reason: string,
     data: Record<string, unknown> = {},
     addAttempts = 0,
+    note?: MoveNote,
   ): Promise<{ order: OrderRow; won: boolean }> {
     return this.db.tx(async (sql) => {
       const moved = await this.orders.transition(sql, id, to, reason, {
@@ -68,8 +77,10 @@ export class OrderLifecycle {
         data,
       });
       if (!moved) return { order: (await this.orders.find(sql, id))!, won: false };
+      if (note) await this.orders.addEvent(sql, id, note.type, note.data);
       await this.inventory.cancel(sql, moved.transaction_id);
       return { order: moved, won: true };
     });
   }
 }
+

@@ -30,6 +30,8 @@ export interface OrderRow {
   created_at: Date;
   updated_at: Date;
   items: OrderItem[];
+  /** reservation_expires_at has passed, by the database's clock. */
+  expired: boolean;
 }
 
 /** The contract's order JSON. */

@@ -4,7 +4,7 @@ import { OrderStatus, sourcesOf } from './order-state.js';
 import { OrderEvent, OrderItem, OrderRow } from './order.types.js';
 
 const SELECT_ORDER = `
-  SELECT o.*, coalesce((SELECT json_agg(json_build_object('sku', i.sku, 'quantity', i.quantity,
+  SELECT o.*, (o.reservation_expires_at <= now()) AS expired, coalesce((SELECT json_agg(json_build_object('sku', i.sku, 'quantity', i.quantity,
                                  'unitPriceMinor', i.unit_price_minor) ORDER BY i.sku)
                           FROM order_items i WHERE i.order_id = o.id), '[]'::json) AS items
     FROM orders o`;
@@ -111,33 +111,41 @@ export class OrdersRepository {
       ],
     );
     if (!row) return undefined;
-    const eventType = row.previous === to ? 'status.unchanged' : 'status.changed';
-    await this.addEvent(sql, id, eventType, { from: row.previous, to, reason, ...(opts.data ?? {}) });
+    // CONFIRM_PENDING -> CONFIRM_PENDING only reschedules; the caller records why (a retry, a lookup).
+    if (row.previous !== to) await this.addEvent(sql, id, 'status.changed', { from: row.previous, to, reason, ...(opts.data ?? {}) });
     return this.find(sql, id);
   }
 
   /**
-   * Takes a due retry or lookup of a CONFIRM_PENDING order for `leaseMs`: exactly one caller
-   * gets the row; the others find next_action_at in the future.
+   * Takes a due step of a holding order for `leaseMs` — a retry or lookup of a CONFIRM_PENDING
+   * order, or a Confirm whose process died mid-call — : exactly one caller gets the row; the
+   * others find next_action_at in the future.
    */
   async claimDueStep(sql: Sql, id: string, leaseMs: number): Promise<OrderRow | undefined> {
     const claimed = await sql.exec(
       `UPDATE orders SET next_action_at = now() + make_interval(secs => $2::double precision / 1000)
-        WHERE id = $1 AND status = 'CONFIRM_PENDING' AND next_action_at <= now()`,
+        WHERE id = $1 AND status IN ('TRY_SUCCESS', 'CONFIRM_PENDING') AND next_action_at <= now()`,
       [id, leaseMs],
     );
     return claimed === 1 ? this.find(sql, id) : undefined;
   }
 
-  /** Notes, before a charge call, that this order may be charged from now on. */
-  async markChargeRequested(sql: Sql, id: string, paymentToken: string | null): Promise<OrderRow | undefined> {
-    await sql.exec(
+  /**
+   * Before a charge call: notes that the order may be charged from now on, and leases the step
+   * (next_action_at), so if this process dies mid-call the sweeper resumes the Confirm with the
+   * same key. Refused (undefined) once the reservation has expired: the TTL is a hard deadline,
+   * judged by the database's clock.
+   */
+  async markChargeRequested(sql: Sql, id: string, paymentToken: string | null, leaseMs: number): Promise<OrderRow | undefined> {
+    const marked = await sql.exec(
       `UPDATE orders SET payment_requested_at = coalesce(payment_requested_at, now()),
-                         payment_token = coalesce($2, payment_token), updated_at = now()
-        WHERE id = $1 AND status IN ('TRY_SUCCESS', 'CONFIRM_PENDING')`,
-      [id, paymentToken],
+                         payment_token = coalesce($2, payment_token),
+                         next_action_at = now() + make_interval(secs => $3::double precision / 1000),
+                         updated_at = now()
+        WHERE id = $1 AND status IN ('TRY_SUCCESS', 'CONFIRM_PENDING') AND reservation_expires_at > now()`,
+      [id, paymentToken, leaseMs],
     );
-    return this.find(sql, id);
+    return marked === 1 ? this.find(sql, id) : undefined;
   }
 
   /** A charge may exist on an order that no longer holds stock: keep checking and refund it. */

@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import CircuitBreaker from 'opossum';
 import { AppConfig } from '../config/app-config.js';
 import { GatewayHttp } from './gateway.http.js';
@@ -23,7 +23,7 @@ type Call = () => Promise<unknown>;
  * as an unknown outcome — the caller defers, it never cancels because of it.
  */
 @Injectable()
-export class PaymentGateway implements OnModuleDestroy {
+export class PaymentGateway {
   private readonly logger = new Logger(PaymentGateway.name);
   private readonly http: GatewayHttp;
   private readonly breaker: CircuitBreaker<[Call], unknown>;
@@ -84,14 +84,12 @@ export class PaymentGateway implements OnModuleDestroy {
     return (await this.fire(() => this.http.refund(paymentId, amountMinor, idempotencyKey))) as GatewayRefund;
   }
 
-  onModuleDestroy(): void {
-    this.breaker.shutdown();
-  }
-
   private async fire(call: Call): Promise<unknown> {
     try {
       return await this.breaker.fire(call);
     } catch (err) {
+      // The breaker's timers are unref'd, so it is never shut down: work still running during a
+      // shutdown must see the gateway as it is, not a breaker that refuses everything.
       if ((err as { code?: string })?.code === 'EOPENBREAKER') {
         throw new GatewayUnavailableError('circuit_open', 'payment gateway circuit breaker is open');
       }

@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationBootstrap, BeforeApplicationShutdown, Optional } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { AppConfig } from '../config/app-config.js';
 import { Db } from '../database/db.js';
@@ -28,7 +28,7 @@ export interface ReconciliationReport {
  *   logged at error level.
  */
 @Injectable()
-export class ReconciliationService implements OnApplicationBootstrap, OnApplicationShutdown {
+export class ReconciliationService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(ReconciliationService.name);
   private running: Promise<unknown> | undefined;
 
@@ -51,18 +51,18 @@ export class ReconciliationService implements OnApplicationBootstrap, OnApplicat
     this.registry.addInterval('reconciliation', timer);
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  async beforeApplicationShutdown(): Promise<void> {
     if (this.registry?.doesExist('interval', 'reconciliation')) this.registry.deleteInterval('reconciliation');
     await this.running;
   }
 
-  /** One pass over orders finished in the last `sinceMs`. */
+  /** One pass over orders finished in the last `sinceMs`, newest first (at most 1000 a pass). */
   async run(sinceMs: number): Promise<ReconciliationReport> {
     const since = new Date(Date.now() - sinceMs);
     const rows = await this.db.sql.rows<{ id: string; status: string; force_confirmed: boolean }>(
       `SELECT id, status, force_confirmed FROM orders
         WHERE status IN ('CONFIRM_SUCCESS', 'PAY_FAILED', 'CANCELED') AND updated_at >= $1
-        ORDER BY updated_at LIMIT 1000`,
+        ORDER BY updated_at DESC LIMIT 1000`,
       [since],
     );
     const report: ReconciliationReport = { since: since.toISOString(), checked: 0, refunded: [], mismatches: [], unreachable: [] };

@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationBootstrap, BeforeApplicationShutdown } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { AppConfig } from '../config/app-config.js';
 import { Db } from '../database/db.js';
@@ -18,7 +18,7 @@ const PARALLEL = 8;
  * and drives them through the same code the jobs run.
  */
 @Injectable()
-export class Sweeper implements OnApplicationBootstrap, OnApplicationShutdown {
+export class Sweeper implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(Sweeper.name);
   private running: Promise<unknown> | undefined;
   private stopped = false;
@@ -38,7 +38,7 @@ export class Sweeper implements OnApplicationBootstrap, OnApplicationShutdown {
     this.registry.addInterval('sweeper', timer);
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
     if (this.registry.doesExist('interval', 'sweeper')) this.registry.deleteInterval('sweeper');
     await this.running;
@@ -72,7 +72,8 @@ export class Sweeper implements OnApplicationBootstrap, OnApplicationShutdown {
           ORDER BY reservation_expires_at LIMIT $2)
        UNION ALL
        (SELECT id, 'advance' FROM orders
-          WHERE status = 'CONFIRM_PENDING' AND next_action_at <= now() - make_interval(secs => $1::double precision / 1000)
+          WHERE status IN ('TRY_SUCCESS', 'CONFIRM_PENDING')
+            AND next_action_at <= now() - make_interval(secs => $1::double precision / 1000)
           ORDER BY next_action_at LIMIT $2)
        UNION ALL
        (SELECT id, 'refund' FROM orders
