@@ -256,6 +256,24 @@ describe('health', () => {
   const startRedis = (port: number) =>
     spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
 
+  it('Postgres connections killed under load: 503 at worst (never a 500), then it reconnects by itself', async () => {
+    const s = uniqueSku('PGKILL');
+    await h.api.putSku(s, 1000);
+    const burst = () =>
+      Promise.all(Array.from({ length: 20 }, () => h.api.order(randomUUID(), { customerId: 'c', items: [{ sku: s, quantity: 1 }] })));
+    const during = burst();
+    await h.db.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`);
+    const answers = [...(await during), ...(await burst())];
+    const unexpected = answers.filter((a) => a.status !== 201 && a.status !== 503);
+    expect([unexpected.map((a) => a.body), unexpected.length ? h.svc.logs.filter((l) => l.includes('"level":50')).slice(-3) : []]).toEqual([[], []]);
+    for (const a of answers.filter((x) => x.status === 503)) expect(a.body.code).toBe('SERVICE_UNAVAILABLE');
+    await waitFor('health 200', async () => (await h.api.get('/health')).status === 200);
+    const after = await burst();
+    expect(after.map((a) => a.status)).toEqual(Array(20).fill(201));
+    const created = [...answers, ...after].filter((a) => a.status === 201).length;
+    expect((await h.api.get(`/inventory/${s}`)).body).toMatchObject({ reserved: created });
+  });
+
   it('answers 503 while Redis is unreachable and 200 again after it returns', async () => {
     const port = await freePort();
     let redis = startRedis(port);

@@ -1,4 +1,4 @@
-import { DataSource, QueryFailedError } from 'typeorm';
+import { DataSource, QueryFailedError, QueryRunnerAlreadyReleasedError } from 'typeorm';
 import type { QueryRunner } from 'typeorm';
 import { AppError } from '../common/errors.js';
 
@@ -47,6 +47,8 @@ const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'E
 
 /** A lost or refused database connection: answered as SERVICE_UNAVAILABLE, never a bare 500. */
 export function isConnectionError(err: unknown): boolean {
+  // TypeORM releases a query runner whose connection died; the next statement on it says so.
+  if (err instanceof QueryRunnerAlreadyReleasedError) return true;
   const code = pgCode(err);
   if (code && CONNECTION_ERRORS.has(code)) return true;
   const msg = err instanceof Error ? err.message : String(err);
