@@ -35,18 +35,31 @@ export interface NewOrder {
 
 @Injectable()
 export class OrdersRepository {
+  /** Writes a new order, its lines and its first timeline event: one statement, one round trip. */
   async insert(sql: Sql, order: NewOrder): Promise<void> {
     await sql.exec(
-      `INSERT INTO orders (id, transaction_id, customer_id, status, amount_minor, currency, reservation_expires_at, payment_key)
-       VALUES ($1, $2, $3, 'TRY_SUCCESS', $4, $5, now() + make_interval(secs => $6::double precision / 1000), $7)`,
-      [order.id, order.transactionId, order.customerId, order.amountMinor, order.currency, order.ttlMs, order.paymentKey],
+      `WITH o AS (
+         INSERT INTO orders (id, transaction_id, customer_id, status, amount_minor, currency, reservation_expires_at, payment_key)
+         VALUES ($1, $2, $3, 'TRY_SUCCESS', $4, $5, now() + make_interval(secs => $6::double precision / 1000), $7)
+       ), i AS (
+         INSERT INTO order_items (order_id, sku, quantity, unit_price_minor)
+         SELECT $1, sku, quantity, price FROM unnest($8::text[], $9::int[], $10::bigint[]) AS l(sku, quantity, price)
+       )
+       INSERT INTO order_events (order_id, type, data) VALUES ($1, 'status.changed', $11::jsonb)`,
+      [
+        order.id,
+        order.transactionId,
+        order.customerId,
+        order.amountMinor,
+        order.currency,
+        order.ttlMs,
+        order.paymentKey,
+        order.items.map((i) => i.sku),
+        order.items.map((i) => i.quantity),
+        order.items.map((i) => i.unitPriceMinor),
+        JSON.stringify({ from: null, to: 'TRY_SUCCESS', reason: 'stock reserved' }),
+      ],
     );
-    await sql.exec(
-      `INSERT INTO order_items (order_id, sku, quantity, unit_price_minor)
-       SELECT $1, sku, quantity, price FROM unnest($2::text[], $3::int[], $4::bigint[]) AS l(sku, quantity, price)`,
-      [order.id, order.items.map((i) => i.sku), order.items.map((i) => i.quantity), order.items.map((i) => i.unitPriceMinor)],
-    );
-    await this.addEvent(sql, order.id, 'status.changed', { from: null, to: 'TRY_SUCCESS', reason: 'stock reserved' });
   }
 
   /** Rewrites a new order's prices (inside its Try transaction, when a price moved meanwhile). */
