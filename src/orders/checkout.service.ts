@@ -32,13 +32,14 @@ export class CheckoutService {
 
   /**
    * Try: one local transaction claims the Idempotency-Key (a unique insert: a concurrent duplicate
-   * waits on it, then finds the first order), reserves every line through the inventory branch,
-   * and writes the order. Any refusal rolls everything back, the key included.
+   * waits on it, then finds the first order), then runs the inventory branch's Try, which calls
+   * back to write the order just before it locks the SKU rows. Any refusal rolls everything
+   * back, the key included.
    */
   async try(key: string, body: TryRequest, rawBody: unknown): Promise<{ order: OrderRow; created: boolean }> {
     const hash = requestHash(rawBody);
     const id = randomUUID();
-    const result = await this.db.tx(async (sql) => {
+    const { orderId, created } = await this.db.tx(async (sql) => {
       await sql.one(`SELECT set_config('lock_timeout', $1, true)`, [`${this.config.env.IDEMPOTENCY_WAIT_MS}ms`]);
       let claimed: number;
       try {
@@ -60,7 +61,7 @@ export class CheckoutService {
         if (first.request_hash !== hash) {
           throw new AppError('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used with a different request body');
         }
-        return { replayOf: first.order_id, order: undefined };
+        return { orderId: first.order_id, created: false };
       }
       await sql.one(`SELECT set_config('lock_timeout', '0', true)`);
       const transactionId = `tcc-${id}`;
@@ -80,13 +81,14 @@ export class CheckoutService {
         await this.orders.insert(sql, newOrder(priced));
       });
       // A price changed between the unlocked read and the lock: the locked price is the one sold.
-      if (lines.some((l, i) => l.priceMinor !== written[i]?.priceMinor || l.currency !== written[i]?.currency)) await this.orders.reprice(sql, newOrder(lines));
-      return { replayOf: undefined, order: id };
+      if (lines.some((l, i) => l.priceMinor !== written[i]?.priceMinor || l.currency !== written[i]?.currency)) {
+        await this.orders.reprice(sql, newOrder(lines));
+      }
+      return { orderId: id, created: true };
     });
-    if (result.replayOf) return { order: await this.get(result.replayOf), created: false };
-    const order = (await this.orders.find(this.db.sql, result.order!))!;
-    await this.afterCommit(() => this.scheduler.reservationCreated(order), order);
-    return { order, created: true };
+    const order = await this.get(orderId);
+    if (created) await this.afterCommit(() => this.scheduler.reservationCreated(order), order);
+    return { order, created };
   }
 
   async get(id: string): Promise<OrderRow> {

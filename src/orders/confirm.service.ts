@@ -175,19 +175,20 @@ export class ConfirmService {
 
   /** A charge that lost the race to a release (Cancel, expiry) is owed back: schedule the refund now. */
   private async paid(result: { order: OrderRow; won: boolean }): Promise<OrderRow> {
-    if (!result.won && result.order.refund_status === 'PENDING') {
-      await this.scheduler.refundOwed(result.order).catch((err) => this.logger.warn({ orderId: result.order.id, err: String(err) }, 'refund job not scheduled'));
-    }
+    if (!result.won) await this.refundIfOwed(result.order);
     return result.order;
   }
 
   private async released(result: { order: OrderRow; won: boolean }, metric: string): Promise<OrderRow> {
     if (result.won && result.order.failure_reason?.startsWith('reservation expired')) this.metrics.reservationsExpired.inc({ result: metric });
     if (result.won && result.order.status === 'PAY_FAILED') this.metrics.confirmFailures.inc({ reason: metric });
-    if (result.won && result.order.refund_status === 'PENDING') {
-      await this.scheduler.refundOwed(result.order).catch((err) => this.logger.warn({ orderId: result.order.id, err: String(err) }, 'refund job not scheduled'));
-    }
+    if (result.won) await this.refundIfOwed(result.order);
     return result.order;
+  }
+
+  private async refundIfOwed(order: OrderRow): Promise<void> {
+    if (order.refund_status !== 'PENDING') return;
+    await this.scheduler.refundOwed(order).catch((err) => this.logger.warn({ orderId: order.id, err: String(err) }, 'refund job not scheduled; the sweeper will pick it up'));
   }
 
   private async schedule(order: OrderRow): Promise<void> {
