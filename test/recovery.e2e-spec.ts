@@ -170,3 +170,33 @@ it('the API process killed in the middle of a client Confirm: the worker resumes
   );
   expect(events).toEqual([{ type: 'payment.charge', source: 'resume' }]);
 });
+
+it('SIGTERM finishes in-flight work: a Confirm request and a retry job mid-call complete before the process exits', async () => {
+  const env = { PAYMENT_TIMEOUT_MS: '3000', CONFIRM_RETRY_BASE_MS: '100', BREAKER_VOLUME_THRESHOLD: '1000' };
+  const apiProc = await start({ ...env, ROLE: 'api' });
+  const worker = await start({ ...env, ROLE: 'worker' });
+  const api = client(apiProc.url);
+  const viaHttp = await reserve(api, uniqueSku('TERMH'), 1);
+  const viaJob = await reserve(api, uniqueSku('TERMJ'), 1);
+
+  // A retry job that will be mid-call when the worker is told to stop.
+  await sim.script(['error']);
+  expect((await api.post(`/orders/${viaJob.id}/confirm`)).status).toBe(202);
+  await sim.setFaults({ latencyMs: 1200 });
+  await waitFor('the retry to reach the gateway', async () => (await sim.ledger()).chargeRequests >= 2, 10_000, 20);
+  const workerExit = worker.stop();
+
+  // A client Confirm mid-call when the API is told to stop.
+  const inFlight = api.post(`/orders/${viaHttp.id}/confirm`);
+  await waitFor('the charge to reach the gateway', async () => (await sim.chargesFor(viaHttp.id)).succeeded === 1, 10_000, 20);
+  const apiExit = apiProc.stop();
+  const answer = await inFlight;
+  expect(answer.status).toBe(200);
+  expect(answer.body.status).toBe('CONFIRM_SUCCESS');
+  await Promise.all([apiExit, workerExit]);
+
+  const rows = await db.query<{ id: string; status: string }>(`SELECT id, status FROM orders WHERE id = ANY($1::uuid[]) ORDER BY id`, [
+    [viaHttp.id, viaJob.id],
+  ]);
+  expect(rows.map((r) => r.status)).toEqual(['CONFIRM_SUCCESS', 'CONFIRM_SUCCESS']);
+});
