@@ -52,7 +52,7 @@ export function isConnectionError(err: unknown): boolean {
   const code = pgCode(err);
   if (code && CONNECTION_ERRORS.has(code)) return true;
   const msg = err instanceof Error ? err.message : String(err);
-  return /Connection terminated|timeout exceeded when trying to connect|connect ECONNREFUSED|Client has encountered a connection error/i.test(msg);
+  return /Connection terminated|timeout exceeded when trying to connect|connect ECONNREFUSED|Client has encountered a connection error|Client was closed and is not queryable|Cannot use a pool after calling end/i.test(msg);
 }
 
 /**
