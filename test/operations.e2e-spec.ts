@@ -162,6 +162,21 @@ describe('reconciliation', () => {
   });
 });
 
+describe('logs', () => {
+  it('are JSON lines with request ids and the order id, and carry no tokens', async () => {
+    const order = await reserve(h.api, uniqueSku('LOG'), 1);
+    const secretToken = `tok_secret_${randomUUID()}`;
+    await h.api.post(`/orders/${order.id}/confirm`, { paymentToken: secretToken }, { 'x-request-id': 'req-log-check-1' });
+    await waitFor('the request log line', async () => h.svc.logs.some((l) => l.includes('req-log-check-1')));
+    const line = JSON.parse(h.svc.logs.find((l) => l.includes('req-log-check-1'))!);
+    expect(line).toMatchObject({ orderId: order.id, req: { id: 'req-log-check-1', method: 'POST' } });
+    const all = h.svc.logs.join('\n');
+    expect(all).not.toContain(secretToken);
+    expect(all).not.toContain('test-admin-token');
+    for (const l of h.svc.logs.filter((x) => x.startsWith('{'))) expect(() => JSON.parse(l)).not.toThrow();
+  });
+});
+
 describe('alerts', () => {
   it('a refund that keeps failing raises an error log and a metric, and is paid once the gateway takes it', async () => {
     const order = await reserve(h.api, uniqueSku('RFAIL'), 1, 10, 900);
