@@ -30,7 +30,6 @@ class RunnerSql implements Sql {
 
 /** Postgres error codes we act on. */
 export const PG = {
-  uniqueViolation: '23505',
   checkViolation: '23514',
   lockNotAvailable: '55P03',
   serializationFailure: '40001',

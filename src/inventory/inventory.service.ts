@@ -150,7 +150,7 @@ function checkSkus(found: SkuRow[], lines: LineRequest[]): void {
   }
 }
 
-export function toView(row: SkuRow): InventoryView {
+function toView(row: SkuRow): InventoryView {
   return {
     sku: row.sku,
     name: row.name,

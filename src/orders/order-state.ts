@@ -20,7 +20,7 @@ const ALLOWED: Record<OrderStatus, readonly OrderStatus[]> = {
 
 /** The states an order may be in for a move to `to`; the CAS's WHERE status IN (…) list. */
 export function sourcesOf(to: OrderStatus): OrderStatus[] {
-  return ORDER_STATUSES.filter((from) => ALLOWED[from].includes(to));
+  return ORDER_STATUSES.filter((from) => canMove(from, to));
 }
 
 export function canMove(from: OrderStatus, to: OrderStatus): boolean {
