@@ -92,7 +92,8 @@ export class ConfirmService {
   }
 
   private async attempt(id: string, paymentToken: string | null, source: 'client' | 'retry' | 'resume'): Promise<OrderRow | undefined> {
-    const order = await this.db.tx((sql) => this.orders.markChargeRequested(sql, id, paymentToken, this.leaseMs()));
+    // One UPDATE: autocommit is enough, and it is committed before the gateway sees the charge.
+    const order = await this.orders.markChargeRequested(this.db.sql, id, paymentToken, this.leaseMs());
     if (!order) return this.expire(id); // expired meanwhile (or finished: expire answers it as it is)
     const outcome = await this.gateway.charge({
       idempotencyKey: order.payment_key,
