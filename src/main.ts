@@ -1,18 +1,20 @@
 import 'reflect-metadata';
+import helmet from '@fastify/helmet';
 import { NestFactory } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
-import { Logger } from 'nestjs-pino';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyInstance } from 'fastify';
 import { AppModule } from './app.module.js';
 import { AppConfig } from './config/app-config.js';
-import { bearerAuth, jsonBody } from './common/http-middleware.js';
-import { ProblemFilter } from './common/problem.filter.js';
-import { StrictValidationPipe } from './common/validation.js';
 import { runPendingMigrations } from './database/migrate.js';
-import { httpMetrics } from './ops/http-metrics.js';
-import { MetricsService } from './ops/metrics.service.js';
-import { setupSwagger } from './ops/swagger.js';
-import { queueBoard } from './ops/queue-board.js';
+import { Authenticator } from './http/auth.js';
+import { configureHttp, frameworkErrors, requestIdOf } from './http/http-setup.js';
+import { BODY_LIMIT } from './http/json-body.js';
+import { ProblemFilter } from './http/problem.js';
 import { JobScheduler } from './jobs/job-scheduler.js';
+import { createRootLogger, PinoLoggerService } from './logging/logger.js';
+import { MetricsService } from './metrics/metrics.service.js';
+import { registerQueueBoard } from './ops/queue-board.js';
+import { setupSwagger } from './ops/swagger.js';
 
 /** A shutdown that cannot finish (a dependency hangs) must still end the process. */
 function hardDeadlineOnSignals(graceMs: number): void {
@@ -21,7 +23,10 @@ function hardDeadlineOnSignals(graceMs: number): void {
   }
 }
 
-/** One entry for every role: ROLE=api serves HTTP, ROLE=worker runs jobs and the sweeper, all does both. */
+/** Pages that browsers render get security headers and a CSP; JSON answers do not need them. */
+const HTML_PATHS = /^\/(?:docs|admin\/queues|console)(?:[/?]|$)/;
+
+/** One entry for every role: ROLE=api serves HTTP, ROLE=worker runs jobs and periodic work, all does both. */
 async function bootstrap(): Promise<void> {
   let config: AppConfig;
   try {
@@ -30,36 +35,60 @@ async function bootstrap(): Promise<void> {
     process.stderr.write(`${(err as Error).message}\n`);
     process.exit(1);
   }
-  hardDeadlineOnSignals(config.env.PAYMENT_TIMEOUT_MS * 2 + 15_000);
-  const ran = await runPendingMigrations(config.env.DATABASE_URL);
+  const env = config.env;
+  hardDeadlineOnSignals(env.PAYMENT_TIMEOUT_MS * 2 + 15_000);
+  const root = createRootLogger(env.LOG_LEVEL, { service: 'tcc-inventory', role: env.ROLE, pid: process.pid });
+  const logger = new PinoLoggerService(root);
+  const ran = await runPendingMigrations(env.DATABASE_URL);
   const module = AppModule.register(config);
 
   if (!config.runsHttp) {
-    const ctx = await NestFactory.createApplicationContext(module, { bufferLogs: true });
-    ctx.useLogger(ctx.get(Logger));
+    const ctx = await NestFactory.createApplicationContext(module, { logger });
     ctx.enableShutdownHooks();
     await ctx.init();
-    ctx.get(Logger).log({ role: config.env.ROLE, migrations: ran }, 'worker started', 'Bootstrap');
+    logger.log({ migrations: ran }, 'worker started', 'Bootstrap');
     return;
   }
 
-  const app = await NestFactory.create<NestExpressApplication>(module, { bodyParser: false, bufferLogs: true });
-  const logger = app.get(Logger);
-  app.useLogger(logger);
-  app.disable('x-powered-by');
-  app.use(httpMetrics(app.get(MetricsService)));
-  // Auth before the body is read: a caller without the token learns nothing about its body.
-  app.use(['/admin', '/tcc'], bearerAuth(config.env.ADMIN_TOKEN));
-  app.use('/admin/queues', queueBoard(app.get(JobScheduler)));
-  app.use(jsonBody());
+  const auth = new Authenticator(env.ADMIN_TOKEN);
+  const adapter = new FastifyAdapter({
+    bodyLimit: BODY_LIMIT,
+    genReqId: (req: { headers: Record<string, string | string[] | undefined> }) => requestIdOf(req),
+    frameworkErrors: frameworkErrors(() => auth),
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    keepAliveTimeout: 75_000,
+    maxParamLength: 512,
+    logger: false,
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(module, adapter, { logger, bodyParser: false });
+  const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
+  configureHttp(fastify, { auth, metrics: app.get(MetricsService), logger: root, logRequests: env.LOG_REQUESTS });
+  await app.register(helmet as never, {
+    global: false,
+    contentSecurityPolicy: {
+      directives: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'", "'unsafe-inline'"],
+        styleSrc: ["'self'", "'unsafe-inline'", 'https:'],
+        imgSrc: ["'self'", 'data:', 'https:'],
+        connectSrc: ["'self'"],
+        frameAncestors: ["'none'"],
+        formAction: ["'self'"],
+      },
+    },
+  });
+  fastify.addHook('onRequest', async (req, reply) => {
+    if (HTML_PATHS.test(req.url)) await (reply as unknown as { helmet: () => Promise<void> }).helmet();
+  });
+  await registerQueueBoard(fastify, app.get(JobScheduler));
   app.useGlobalFilters(new ProblemFilter());
-  app.useGlobalPipes(new StrictValidationPipe());
   setupSwagger(app);
   app.enableShutdownHooks();
-  await app.listen(config.env.PORT);
+  await app.listen({ port: env.PORT, host: '0.0.0.0' });
   const address = app.getHttpServer().address();
-  const port = typeof address === 'object' && address ? address.port : config.env.PORT;
-  logger.log({ port, role: config.env.ROLE, migrations: ran }, `listening on port ${port}`, 'Bootstrap');
+  const port = typeof address === 'object' && address ? address.port : env.PORT;
+  logger.log({ port, migrations: ran }, `listening on port ${port}`, 'Bootstrap');
 }
 
 bootstrap().catch((err) => {

@@ -291,11 +291,11 @@ describe('business errors on the participant routes', () => {
     expectProblem(await tcc('confirm', { transactionId: randomUUID() }), 409, 'NO_RESERVATION');
   });
 
-  it('UNKNOWN_SKU and INSUFFICIENT_STOCK on Try, reserving nothing', async () => {
+  it('UNKNOWN_SKU and INSUFFICIENT_STOCK on Try, reserving nothing; every definite refusal is 409 here (DTM rolls back)', async () => {
     const s = await newSku(2);
     const missing = sku('NOPE');
     const unknown = await tcc('try', { transactionId: randomUUID(), items: [{ sku: s, quantity: 5 }, { sku: missing, quantity: 1 }] });
-    expectProblem(unknown, 422, 'UNKNOWN_SKU');
+    expectProblem(unknown, 409, 'UNKNOWN_SKU');
     expect(unknown.body.sku).toBe(missing);
     const short = await tcc('try', { transactionId: randomUUID(), items: [{ sku: s, quantity: 5 }] });
     expectProblem(short, 409, 'INSUFFICIENT_STOCK');

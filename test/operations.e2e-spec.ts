@@ -8,6 +8,7 @@ import { reserve, uniqueSku } from './support/orders.js';
 import { useHarness } from './support/harness.js';
 import { client, waitFor } from './support/http.js';
 import { startService } from './support/service.js';
+import { ADMIN_TOKEN } from './support/env.js';
 
 /** What an operator relies on: admin routes, timeline, reconciliation, metrics, health, OpenAPI. */
 const h = useHarness({ CONFIRM_RETRY_BASE_MS: '600000' });
@@ -35,7 +36,7 @@ describe('authentication', () => {
     ['POST', '/tcc/inventory/cancel'],
   ];
   it.each(routes)('%s %s answers 401 without a token and with a wrong one', async (method, path) => {
-    const variants: Record<string, string>[] = [{}, { authorization: 'Bearer wrong-token' }, { authorization: 'test-admin-token' }];
+    const variants: Record<string, string>[] = [{}, { authorization: 'Bearer wrong-token' }, { authorization: ADMIN_TOKEN }];
     for (const headers of variants) {
       const res = await h.api.send(method, path, { body: method === 'GET' ? undefined : { reason: 'x' }, headers });
       expect(res.status).toBe(401);
@@ -124,10 +125,16 @@ describe('operator actions', () => {
 });
 
 describe('reconciliation', () => {
-  it('refunds a capture the gateway holds for a canceled order, once', async () => {
+  it('reports a capture on a canceled order past its refund watch (GET changes nothing), refunds it on POST, once', async () => {
     const order = await reserve(h.api, uniqueSku('REC'), 1, 10, 700);
-    expect((await h.api.post(`/orders/${order.id}/cancel`)).status).toBe(200);
-    // A capture the service never saw an answer for (a charge that landed after everything).
+    // Sent to the gateway, outcome unknown (the gateway answered 504 and charged nothing), then canceled.
+    await h.sim.setFaults({ hangMs: 400 });
+    await h.sim.script(['hang']);
+    expect((await h.api.post(`/orders/${order.id}/confirm`)).status).toBe(202);
+    expect((await h.api.post(`/orders/${order.id}/cancel`)).body.status).toBe('CANCELED');
+    // The refund watch ends with nothing to refund...
+    await h.db.query(`UPDATE orders SET refund_check_until = now() - interval '1 second', refund_status = 'DONE', refund_next_at = NULL WHERE id = $1`, [order.id]);
+    // ...and then a capture lands that the service never saw an answer for.
     const charge = await fetch(`${h.sim.url}/payments`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'idempotency-key': `stray-${order.id}` },
@@ -136,29 +143,41 @@ describe('reconciliation', () => {
     expect(charge.status).toBe(201);
     const report = await h.api.admin('GET', '/admin/reconciliation?sinceMinutes=60');
     expect(report.status).toBe(200);
-    expect(report.body.refunded).toContainEqual({ orderId: order.id, netCapturedMinor: 700 });
+    expect(report.body).toMatchObject({ truncated: false });
+    expect(report.body.checked).toBeGreaterThanOrEqual(1);
+    expect(report.body.mismatches).toContainEqual(expect.objectContaining({ orderId: order.id, kind: 'charged_after_release' }));
+    expect(await h.sim.chargesFor(order.id)).toMatchObject({ netCapturedMinor: 700 }); // GET only reports
+    const acted = await h.api.admin('POST', '/admin/reconciliation', { sinceMinutes: 60 });
+    expect(acted.status).toBe(200);
     expect(await h.sim.chargesFor(order.id)).toMatchObject({ netCapturedMinor: 0 });
-    const again = await h.api.admin('GET', '/admin/reconciliation?sinceMinutes=60');
-    expect(again.body.refunded.map((r: any) => r.orderId)).not.toContain(order.id);
+    const again = await h.api.admin('POST', '/admin/reconciliation', { sinceMinutes: 60 });
+    expect(again.body.mismatches.map((m: any) => m.orderId)).not.toContain(order.id);
     expect((await h.sim.ledger()).refunds.filter((r) => r.amountMinor === 700)).toHaveLength(1);
     const events = (await h.api.admin('GET', `/admin/orders/${order.id}/events`)).body.data.map((e: any) => e.type);
     expect(events).toEqual(expect.arrayContaining(['refund.owed', 'refund.succeeded']));
     expect(metric((await h.api.get('/metrics')).body, 'tcc_reconciliation_fixes_total{kind="refund_issued"}')).toBeGreaterThanOrEqual(1);
   });
 
-  it('flags a confirmed order the gateway has no capture for: timeline, metric, error log', async () => {
+  it('flags a confirmed order the gateway has no capture for on POST: attention, timeline, metric, error log', async () => {
     const order = await reserve(h.api, uniqueSku('MIS'), 1);
     // Simulates a bug or a gateway-side reversal: the order says paid, the gateway does not.
-    await h.db.query(`UPDATE orders SET status = 'CONFIRM_SUCCESS', payment_id = 'pay_missing' WHERE id = $1`, [order.id]);
+    await h.db.query(`UPDATE orders SET status = 'CONFIRM_SUCCESS', payment_id = 'pay_missing', payment_requested_at = now() WHERE id = $1`, [order.id]);
     const report = await h.api.admin('GET', '/admin/reconciliation?sinceMinutes=60');
-    expect(report.body.mismatches).toContainEqual({ orderId: order.id, problem: 'confirmed, but the gateway has no capture' });
-    const events = (await h.api.admin('GET', `/admin/orders/${order.id}/events`)).body.data.map((e: any) => e.type);
-    expect(events).toContain('reconciliation.mismatch');
+    expect(report.body.mismatches).toContainEqual({ orderId: order.id, kind: 'no_capture', detail: 'confirmed, but the gateway has no capture' });
+    expect((await h.api.admin('GET', `/admin/orders/${order.id}`)).body.needsAttention).toBe(false); // GET only reports
+    await h.api.admin('POST', '/admin/reconciliation', { sinceMinutes: 60 });
+    expect((await h.api.admin('GET', `/admin/orders/${order.id}`)).body.needsAttention).toBe(true);
+    const events = (await h.api.admin('GET', `/admin/orders/${order.id}/events`)).body.data;
+    expect(events).toContainEqual(expect.objectContaining({ type: 'attention.needed', data: expect.objectContaining({ reason: 'reconciliation_mismatch', kind: 'no_capture' }) }));
     const text = (await h.api.get('/metrics')).body;
     expect(metric(text, 'tcc_orders_need_attention_total{reason="reconciliation_mismatch"}')).toBe(1);
+    expect(metric(text, 'tcc_orders_needing_attention')).toBeGreaterThanOrEqual(1);
     await waitFor('an error-level alert log line', async () =>
       h.svc.logs.some((l) => l.includes('"level":50') && l.includes(order.id) && l.includes('reconciliation_mismatch')),
     );
+    // Flagged once: a second pass finds it again but raises nothing new.
+    await h.api.admin('POST', '/admin/reconciliation', { sinceMinutes: 60 });
+    expect(metric((await h.api.get('/metrics')).body, 'tcc_orders_need_attention_total{reason="reconciliation_mismatch"}')).toBe(1);
   });
 });
 
@@ -172,7 +191,7 @@ describe('logs', () => {
     expect(line).toMatchObject({ orderId: order.id, req: { id: 'req-log-check-1', method: 'POST' } });
     const all = h.svc.logs.join('\n');
     expect(all).not.toContain(secretToken);
-    expect(all).not.toContain('test-admin-token');
+    expect(all).not.toContain(ADMIN_TOKEN);
     for (const l of h.svc.logs.filter((x) => x.startsWith('{'))) expect(() => JSON.parse(l)).not.toThrow();
   });
 });

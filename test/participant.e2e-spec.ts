@@ -73,7 +73,7 @@ describe('Try', () => {
   it('leaves no barrier when refused UNKNOWN_SKU', async () => {
     const sku = await newSku(5);
     const tx = randomUUID();
-    expect((await tcc('try', { transactionId: tx, items: [{ sku: `P-NOPE-${randomUUID()}`, quantity: 1 }] })).status).toBe(422);
+    expect((await tcc('try', { transactionId: tx, items: [{ sku: `P-NOPE-${randomUUID()}`, quantity: 1 }] })).status).toBe(409);
     expect(answer(await tryTx(tx, sku, 1))).toEqual(ok('RESERVED'));
     expect(await stock(sku)).toEqual(levels(5, 1));
   });

@@ -1,39 +1,89 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { OrderStatus } from '../orders/order-state.js';
-import { OrderEvent, OrderView, toOrderView } from '../orders/order.types.js';
-import { OrderViewDto } from '../orders/orders.dto.js';
-import { AdminService } from './admin.service.js';
-import { ListOrdersQuery, ReasonDto } from './admin.dto.js';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiErrors, ApiJson, ApiJsonBody, ref } from '../http/api-docs.js';
+import { Reason } from '../http/schemas.js';
+import { BodyPipe, QueryPipe } from '../http/validation.js';
+import { AdminOrder, AdminService } from './admin.service.js';
+import { AdminOrder as AdminOrderSchema, BulkCancelBody, BulkCancelResult, ListOrdersQuery, OrderPage, Timeline } from './admin.schemas.js';
+
+const ADMIN_ORDER = ref('AdminOrder', AdminOrderSchema);
 
 @ApiTags('admin')
-@ApiBearerAuth()
+@ApiBearerAuth('adminToken')
 @Controller('admin/orders')
 export class AdminController {
   constructor(private readonly admin: AdminService) {}
 
   @Get()
-  async list(@Query() q: ListOrdersQuery): Promise<{ data: OrderView[]; nextCursor: string | null }> {
-    const page = await this.admin.list(q.status as OrderStatus | undefined, q.limit ? Number(q.limit) : 100, q.cursor);
-    return { data: page.data.map(toOrderView), nextCursor: page.nextCursor };
+  @ApiOperation({ operationId: 'listOrders', summary: 'Orders, oldest first, filtered and paginated' })
+  @ApiJson(200, ref('OrderPage', OrderPage))
+  @ApiErrors('UNAUTHORIZED', 'VALIDATION_FAILED')
+  list(@Query(new QueryPipe(ListOrdersQuery)) q: ListOrdersQuery): Promise<{ data: AdminOrder[]; nextCursor: string | null }> {
+    return this.admin.list(q);
+  }
+
+  @Post('bulk-cancel')
+  @HttpCode(200)
+  @ApiOperation({ operationId: 'bulkCancelOrders', summary: 'Force-cancel every holding order a filter matches (at most 1000 a call); dryRun only counts' })
+  @ApiJsonBody(BulkCancelBody)
+  @ApiJson(200, ref('BulkCancelResult', BulkCancelResult))
+  @ApiErrors('UNAUTHORIZED', 'FORBIDDEN', 'PAYLOAD_TOO_LARGE', 'MALFORMED_JSON', 'VALIDATION_FAILED')
+  bulkCancel(@Body(new BodyPipe(BulkCancelBody)) body: BulkCancelBody): Promise<{ matched: number; canceled: string[] }> {
+    return this.admin.bulkCancel(body);
+  }
+
+  @Get(':id')
+  @ApiOperation({ operationId: 'getAdminOrder', summary: 'An order with what operators need (next action, refund status, attention)' })
+  @ApiJson(200, ADMIN_ORDER)
+  @ApiErrors('UNAUTHORIZED', 'NOT_FOUND')
+  get(@Param('id') id: string): Promise<AdminOrder> {
+    return this.admin.view(id);
   }
 
   @Post(':id/force-confirm')
   @HttpCode(200)
-  @ApiResponse({ status: 200, type: OrderViewDto })
-  async forceConfirm(@Param('id') id: string, @Body() body: ReasonDto): Promise<OrderView> {
-    return toOrderView(await this.admin.forceConfirm(id, body.reason));
+  @ApiOperation({ operationId: 'forceConfirmOrder', summary: 'The operator states the order is paid: commit the stock, CONFIRM_SUCCESS' })
+  @ApiJsonBody(Reason)
+  @ApiJson(200, ADMIN_ORDER)
+  @ApiErrors('UNAUTHORIZED', 'FORBIDDEN', 'PAYLOAD_TOO_LARGE', 'MALFORMED_JSON', 'VALIDATION_FAILED', 'NOT_FOUND', 'ORDER_CANCELED')
+  forceConfirm(@Param('id') id: string, @Body(new BodyPipe(Reason)) body: { reason: string }): Promise<AdminOrder> {
+    return this.admin.forceConfirm(id, body.reason);
   }
 
   @Post(':id/force-cancel')
   @HttpCode(200)
-  @ApiResponse({ status: 200, type: OrderViewDto })
-  async forceCancel(@Param('id') id: string, @Body() body: ReasonDto): Promise<OrderView> {
-    return toOrderView(await this.admin.forceCancel(id, body.reason));
+  @ApiOperation({ operationId: 'forceCancelOrder', summary: 'Cancel as an operator, recording the reason' })
+  @ApiJsonBody(Reason)
+  @ApiJson(200, ADMIN_ORDER)
+  @ApiErrors('UNAUTHORIZED', 'FORBIDDEN', 'PAYLOAD_TOO_LARGE', 'MALFORMED_JSON', 'VALIDATION_FAILED', 'NOT_FOUND', 'ORDER_CONFIRMED')
+  forceCancel(@Param('id') id: string, @Body(new BodyPipe(Reason)) body: { reason: string }): Promise<AdminOrder> {
+    return this.admin.forceCancel(id, body.reason);
+  }
+
+  @Post(':id/retry-now')
+  @HttpCode(200)
+  @ApiOperation({ operationId: 'retryOrderNow', summary: 'A CONFIRM_PENDING order runs its next step (retry or lookup) now' })
+  @ApiJson(200, ADMIN_ORDER)
+  @ApiErrors('UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND', 'ORDER_CONFIRMED', 'ORDER_CANCELED')
+  retryNow(@Param('id') id: string): Promise<AdminOrder> {
+    return this.admin.retryNow(id);
+  }
+
+  @Post(':id/acknowledge')
+  @HttpCode(200)
+  @ApiOperation({ operationId: 'acknowledgeOrder', summary: 'An operator has looked at an order that needed attention' })
+  @ApiJsonBody(Reason)
+  @ApiJson(200, ADMIN_ORDER)
+  @ApiErrors('UNAUTHORIZED', 'FORBIDDEN', 'PAYLOAD_TOO_LARGE', 'MALFORMED_JSON', 'VALIDATION_FAILED', 'NOT_FOUND')
+  acknowledge(@Param('id') id: string, @Body(new BodyPipe(Reason)) body: { reason: string }): Promise<AdminOrder> {
+    return this.admin.acknowledge(id, body.reason);
   }
 
   @Get(':id/events')
-  async events(@Param('id') id: string): Promise<{ data: OrderEvent[] }> {
+  @ApiOperation({ operationId: 'orderTimeline', summary: "The order's timeline: every state change, gateway call, retry and operator action" })
+  @ApiJson(200, ref('Timeline', Timeline))
+  @ApiErrors('UNAUTHORIZED', 'NOT_FOUND')
+  async events(@Param('id') id: string): Promise<{ data: unknown[] }> {
     return { data: await this.admin.events(id) };
   }
 }

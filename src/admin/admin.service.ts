@@ -1,17 +1,41 @@
 import { Injectable } from '@nestjs/common';
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { AppConfig } from '../config/app-config.js';
 import { AppError } from '../common/errors.js';
+import { AppConfig } from '../config/app-config.js';
 import { Db } from '../database/db.js';
+import { isOrderId } from '../http/schemas.js';
 import { CheckoutService } from '../orders/checkout.service.js';
-import { OrderLifecycle } from '../orders/order-lifecycle.js';
-import { OrderStatus } from '../orders/order-state.js';
-import { OrderEvent, OrderRow } from '../orders/order.types.js';
-import { OrdersRepository } from '../orders/orders.repository.js';
+import { ConfirmService } from '../orders/confirm.service.js';
+import { paidMove } from '../orders/moves.js';
+import { HOLDING, OrderStatus } from '../orders/order-state.js';
+import { OrderStore } from '../orders/order-store.js';
+import { ORDERS_SQL } from '../orders/orders.sql.js';
+import { REFUND, refundWatchMs } from '../orders/refund-state.js';
+import { ADMIN_SQL } from './admin.sql.js';
+import { BulkCancelBody, ListOrdersQuery } from './admin.schemas.js';
 
-interface Cursor {
-  createdAt: string;
+export interface AdminOrder {
+  [field: string]: unknown;
+  status: OrderStatus;
+  nextActionAt: string | null;
+  refundStatus: string | null;
+  needsAttention: boolean;
+}
+
+interface ViewRow {
   id: string;
+  created_at: string;
+  body: string;
+  next_action_at: string | null;
+  refund_status: string | null;
+  needs_attention: boolean;
+}
+
+const PG_TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d{1,6})?[+-]\d{2}(?::\d{2})?$/;
+const CURSOR = /^[A-Za-z0-9_-]{1,400}\.[A-Za-z0-9_-]{43}$/;
+
+function view(row: ViewRow): AdminOrder {
+  return { ...(JSON.parse(row.body) as AdminOrder), nextActionAt: row.next_action_at, refundStatus: row.refund_status, needsAttention: row.needs_attention };
 }
 
 /**
@@ -22,79 +46,135 @@ interface Cursor {
 @Injectable()
 export class AdminService {
   private readonly cursorKey: Buffer;
+  private readonly refundWatchMs: number;
 
   constructor(
     private readonly db: Db,
-    private readonly orders: OrdersRepository,
+    private readonly store: OrderStore,
     private readonly checkout: CheckoutService,
-    private readonly lifecycle: OrderLifecycle,
+    private readonly confirm: ConfirmService,
     config: AppConfig,
   ) {
     this.cursorKey = createHmac('sha256', 'tcc-cursor').update(config.env.ADMIN_TOKEN ?? '').digest();
+    this.refundWatchMs = refundWatchMs(config.env.PAYMENT_TIMEOUT_MS);
   }
 
-  async forceConfirm(id: string, reason: string): Promise<OrderRow> {
-    const current = await this.checkout.get(id);
-    if (current.status === 'CONFIRM_SUCCESS') return current;
-    if (current.status === 'CANCELED' || current.status === 'PAY_FAILED') {
-      throw new AppError('ORDER_CANCELED', `order ${id} is ${current.status}: its stock was released`);
-    }
-    const { order } = await this.lifecycle.finishPaid(id, null, `force-confirmed by an operator: ${reason}`, { actor: 'operator', operatorReason: reason }, 0, {
-      type: 'operator.force_confirm',
-      data: { reason },
+  async view(id: string): Promise<AdminOrder> {
+    const row = isOrderId(id) ? await this.db.sql.one<ViewRow>(ADMIN_SQL.adminView, [id]) : undefined;
+    if (!row) throw AppError.notFound(`order ${id}`);
+    return view(row);
+  }
+
+  async forceConfirm(id: string, reason: string): Promise<AdminOrder> {
+    if (!isOrderId(id)) throw AppError.notFound(`order ${id}`);
+    const move = paidMove(id, `force-confirmed by an operator: ${reason}`, {
+      forced: true,
+      refundWatchMs: this.refundWatchMs,
+      data: { actor: 'operator', operatorReason: reason },
+      notes: [{ type: 'operator.force_confirm', data: { reason } }],
     });
-    if (order.status !== 'CONFIRM_SUCCESS') throw new AppError('ORDER_CANCELED', `order ${id} is ${order.status}: its stock was released`);
-    return order;
+    const r = await this.store.apply(move);
+    if (!r.found) throw AppError.notFound(`order ${id}`);
+    if (r.status === 'CANCELED' || r.status === 'PAY_FAILED') throw new AppError('ORDER_CANCELED', `order ${id} is ${r.status}: its stock was released`);
+    return this.view(id);
   }
 
-  async forceCancel(id: string, reason: string): Promise<OrderRow> {
-    const current = await this.checkout.get(id);
-    if (current.status === 'CONFIRM_SUCCESS') throw new AppError('ORDER_CONFIRMED', `order ${id} is confirmed; it cannot be canceled`);
-    return this.checkout.cancel(id, `force-canceled by an operator: ${reason}`, { actor: 'operator', operatorReason: reason }, { type: 'operator.force_cancel', data: { reason } });
+  async forceCancel(id: string, reason: string): Promise<AdminOrder> {
+    await this.checkout.cancel(id, `force-canceled by an operator: ${reason}`, {
+      data: { actor: 'operator', operatorReason: reason },
+      notes: [{ type: 'operator.force_cancel', data: { reason } }],
+    });
+    return this.view(id);
   }
 
-  async events(id: string): Promise<OrderEvent[]> {
-    await this.checkout.get(id);
-    return this.orders.events(this.db.sql, id);
+  /** A CONFIRM_PENDING order runs its next step now; TRY_SUCCESS answers unchanged; terminal ones 409. */
+  async retryNow(id: string): Promise<AdminOrder> {
+    const current = await this.view(id);
+    if (current.status === 'CONFIRM_SUCCESS') throw new AppError('ORDER_CONFIRMED', `order ${id} is confirmed`);
+    if (current.status === 'CANCELED' || current.status === 'PAY_FAILED') throw new AppError('ORDER_CANCELED', `order ${id} is ${current.status}`);
+    if (current.status !== 'CONFIRM_PENDING') return current;
+    await this.db.sql.exec(ADMIN_SQL.retryNow, [id, 'CONFIRM_PENDING']);
+    await this.confirm.advance(id);
+    return this.view(id);
   }
 
-  /** Oldest first, keyset-paginated on (created_at, id) with a signed cursor. */
-  async list(status: OrderStatus | undefined, limit: number, cursor: string | undefined): Promise<{ data: OrderRow[]; nextCursor: string | null }> {
-    const after = cursor ? this.decodeCursor(cursor) : undefined;
-    // created_at travels as Postgres's own text form: microseconds survive the round trip.
-    const ids = await this.db.sql.rows<{ id: string; created_at: string }>(
-      `SELECT id, created_at::text AS created_at FROM orders
-        WHERE ($1::text IS NULL OR status = $1)
-          AND ($2::timestamptz IS NULL OR (created_at, id) > ($2::timestamptz, $3::uuid))
-        ORDER BY created_at, id LIMIT $4`,
-      [status ?? null, after?.createdAt ?? null, after?.id ?? null, limit + 1],
-    );
-    const page = ids.slice(0, limit);
-    const data = (await Promise.all(page.map((r) => this.orders.find(this.db.sql, r.id)))).filter((o): o is OrderRow => !!o);
+  async acknowledge(id: string, reason: string): Promise<AdminOrder> {
+    await this.view(id);
+    await this.db.sql.exec(ADMIN_SQL.acknowledge, [id, reason, REFUND.needsAttention, REFUND.pending]);
+    return this.view(id);
+  }
+
+  async events(id: string): Promise<{ type: string; at: string; data: Record<string, unknown> }[]> {
+    await this.view(id);
+    const rows = await this.db.sql.rows<{ type: string; at: Date; data: Record<string, unknown> }>(ORDERS_SQL.events, [id]);
+    return rows.map((r) => ({ type: r.type, at: new Date(r.at).toISOString(), data: r.data }));
+  }
+
+  async list(q: ListOrdersQuery): Promise<{ data: AdminOrder[]; nextCursor: string | null }> {
+    const limit = q.limit ? Number(q.limit) : 100;
+    const after = q.cursor ? this.decodeCursor(q.cursor) : undefined;
+    const rows = await this.db.sql.rows<ViewRow>(ADMIN_SQL.list, [
+      q.status ?? null,
+      q.needsAttention === undefined ? null : q.needsAttention === 'true',
+      q.olderThanMinutes === undefined ? null : Number(q.olderThanMinutes),
+      q.customerId ?? null,
+      q.sku ?? null,
+      after?.[0] ?? null,
+      after?.[1] ?? null,
+      limit + 1,
+    ]);
+    const page = rows.slice(0, limit);
     const last = page[page.length - 1];
-    const nextCursor = ids.length > limit && last ? this.encodeCursor({ createdAt: last.created_at, id: last.id }) : null;
-    return { data, nextCursor };
+    return { data: page.map(view), nextCursor: rows.length > limit && last ? this.encodeCursor([last.created_at, last.id]) : null };
   }
 
-  private encodeCursor(c: Cursor): string {
+  /** Force-cancels every holding order the filter matches, at most 1000 a call; a dry run only counts. */
+  async bulkCancel(body: BulkCancelBody): Promise<{ matched: number; canceled: string[] }> {
+    const f = body.filter;
+    const statuses = f.status ? HOLDING.filter((s) => s === f.status) : HOLDING;
+    if (statuses.length === 0) return { matched: 0, canceled: [] };
+    const rows = await this.db.sql.rows<{ id: string }>(ADMIN_SQL.holding, [statuses, f.olderThanMinutes ?? null, f.customerId ?? null, f.sku ?? null, 1000]);
+    if (body.dryRun) return { matched: rows.length, canceled: [] };
+    const canceled: string[] = [];
+    await Promise.all(
+      rows.map(async ({ id }) => {
+        try {
+          const r = await this.checkout.cancel(id, `force-canceled by an operator (bulk): ${body.reason}`, {
+            data: { actor: 'operator', operatorReason: body.reason, bulk: true },
+            notes: [{ type: 'operator.force_cancel', data: { reason: body.reason, bulk: true } }],
+          });
+          if (r.status === 'CANCELED') canceled.push(id);
+        } catch (err) {
+          if (!(err instanceof AppError && err.code === 'ORDER_CONFIRMED')) throw err; // paid meanwhile: not canceled
+        }
+      }),
+    );
+    return { matched: rows.length, canceled };
+  }
+
+  private encodeCursor(c: [string, string]): string {
     const payload = Buffer.from(JSON.stringify(c)).toString('base64url');
     return `${payload}.${this.sign(payload)}`;
   }
 
-  private decodeCursor(raw: string): Cursor {
+  /** Strict: exactly what encodeCursor writes, signed by this service, or VALIDATION_FAILED. */
+  private decodeCursor(raw: string): [string, string] {
     const invalid = () => AppError.validation([{ field: 'cursor', message: 'cursor was not issued by this service' }]);
+    if (!CURSOR.test(raw)) throw invalid();
     const [payload, sig] = raw.split('.');
-    if (!payload || !sig) throw invalid();
     const expected = Buffer.from(this.sign(payload));
     const given = Buffer.from(sig);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid();
+    let c: unknown;
     try {
-      const c = JSON.parse(Buffer.from(payload, 'base64url').toString()) as Cursor;
-      if (typeof c.createdAt !== 'string' || typeof c.id !== 'string') throw invalid();
-      return c;
+      c = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
     } catch {
       throw invalid();
     }
+    if (!Array.isArray(c) || c.length !== 2 || typeof c[0] !== 'string' || typeof c[1] !== 'string' || !PG_TIMESTAMP.test(c[0]) || !isOrderId(c[1])) {
+      throw invalid();
+    }
+    return [c[0], c[1]];
   }
 
   private sign(payload: string): string {

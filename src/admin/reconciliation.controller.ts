@@ -1,20 +1,33 @@
-import { Controller, Get, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { AppError } from '../common/errors.js';
+import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiErrors, ApiJson, ApiJsonBody, ref } from '../http/api-docs.js';
+import { BodyPipe, QueryPipe } from '../http/validation.js';
 import { ReconciliationReport, ReconciliationService } from '../recovery/reconciliation.service.js';
-import { ReconciliationQuery } from './admin.dto.js';
+import { ReconciliationBody, ReconciliationQuery, ReconciliationReport as ReportSchema } from './admin.schemas.js';
+
+const REPORT = ref('ReconciliationReport', ReportSchema);
 
 @ApiTags('admin')
-@ApiBearerAuth()
+@ApiBearerAuth('adminToken')
 @Controller('admin/reconciliation')
 export class ReconciliationController {
   constructor(private readonly reconciliation: ReconciliationService) {}
 
-  /** Runs a reconciliation pass now and answers its report (refunds it issues are idempotent). */
   @Get()
-  async run(@Query() q: ReconciliationQuery): Promise<ReconciliationReport> {
-    const minutes = q.sinceMinutes ? Number(q.sinceMinutes) : 1440;
-    if (minutes > 43_200) throw AppError.validation([{ field: 'sinceMinutes', message: 'sinceMinutes must be an integer from 1 to 43200' }]);
-    return this.reconciliation.run(minutes * 60_000);
+  @ApiOperation({ operationId: 'reconciliationReport', summary: 'Compare orders sent to the gateway with its record; reports only' })
+  @ApiJson(200, REPORT)
+  @ApiErrors('UNAUTHORIZED', 'VALIDATION_FAILED')
+  report(@Query(new QueryPipe(ReconciliationQuery)) q: { sinceMinutes?: string }): Promise<ReconciliationReport> {
+    return this.reconciliation.run((q.sinceMinutes ? Number(q.sinceMinutes) : 1440) * 60_000, false);
+  }
+
+  @Post()
+  @HttpCode(200)
+  @ApiOperation({ operationId: 'reconcile', summary: 'The same pass, refunding what is owed and flagging mismatches (idempotent)' })
+  @ApiJsonBody(ReconciliationBody, false)
+  @ApiJson(200, REPORT)
+  @ApiErrors('UNAUTHORIZED', 'FORBIDDEN', 'MALFORMED_JSON', 'VALIDATION_FAILED')
+  act(@Body(new BodyPipe(ReconciliationBody)) body: { sinceMinutes?: number }): Promise<ReconciliationReport> {
+    return this.reconciliation.run((body.sinceMinutes ?? 1440) * 60_000, true);
   }
 }

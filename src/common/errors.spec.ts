@@ -4,6 +4,10 @@ describe('contract error codes', () => {
   it('maps every code to the status API.md gives it', () => {
     const expected: Record<string, number> = {
       UNAUTHORIZED: 401,
+      FORBIDDEN: 403,
+      RATE_LIMITED: 429,
+      HOLD_LIMIT_REACHED: 409,
+      EXTENSION_LIMIT_REACHED: 409,
       PAYLOAD_TOO_LARGE: 413,
       MALFORMED_JSON: 400,
       VALIDATION_FAILED: 400,

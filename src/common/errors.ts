@@ -4,12 +4,15 @@
  */
 export const ERROR_CODES = [
   'UNAUTHORIZED',
+  'FORBIDDEN',
+  'RATE_LIMITED',
   'PAYLOAD_TOO_LARGE',
   'MALFORMED_JSON',
   'VALIDATION_FAILED',
   'NOT_FOUND',
   'IDEMPOTENCY_KEY_REUSED',
   'IDEMPOTENCY_IN_PROGRESS',
+  'HOLD_LIMIT_REACHED',
   'UNKNOWN_SKU',
   'CURRENCY_MISMATCH',
   'INSUFFICIENT_STOCK',
@@ -18,6 +21,7 @@ export const ERROR_CODES = [
   'TRANSACTION_CANCELED',
   'TRANSACTION_CONFIRMED',
   'NO_RESERVATION',
+  'EXTENSION_LIMIT_REACHED',
   'STOCK_BELOW_RESERVED',
   'SERVICE_UNAVAILABLE',
   'INTERNAL',
@@ -30,14 +34,23 @@ export interface FieldError {
   message: string;
 }
 
+/**
+ * A contract outcome, not a crash: thrown on hot paths (a sold-out SKU answers thousands of these a
+ * second), so it skips the stack trace nobody reads.
+ */
 export class AppError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
     /** Extra problem+json members the contract names (sku, requested, available, errors…). */
     readonly extra: Record<string, unknown> = {},
+    /** Where the contract answers this code with another status (UNKNOWN_SKU is 409 on /tcc/*). */
+    readonly status?: number,
   ) {
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = limit;
     this.name = 'AppError';
   }
 
@@ -56,6 +69,10 @@ export function statusOf(code: ErrorCode): number {
   switch (code) {
     case 'UNAUTHORIZED':
       return 401;
+    case 'FORBIDDEN':
+      return 403;
+    case 'RATE_LIMITED':
+      return 429;
     case 'PAYLOAD_TOO_LARGE':
       return 413;
     case 'MALFORMED_JSON':
@@ -68,12 +85,14 @@ export function statusOf(code: ErrorCode): number {
     case 'CURRENCY_MISMATCH':
       return 422;
     case 'IDEMPOTENCY_IN_PROGRESS':
+    case 'HOLD_LIMIT_REACHED':
     case 'INSUFFICIENT_STOCK':
     case 'ORDER_CANCELED':
     case 'ORDER_CONFIRMED':
     case 'TRANSACTION_CANCELED':
     case 'TRANSACTION_CONFIRMED':
     case 'NO_RESERVATION':
+    case 'EXTENSION_LIMIT_REACHED':
     case 'STOCK_BELOW_RESERVED':
       return 409;
     case 'SERVICE_UNAVAILABLE':
@@ -86,10 +105,12 @@ export function statusOf(code: ErrorCode): number {
 const TITLES: Partial<Record<number, string>> = {
   400: 'Bad Request',
   401: 'Unauthorized',
+  403: 'Forbidden',
   404: 'Not Found',
   409: 'Conflict',
   413: 'Payload Too Large',
   422: 'Unprocessable Content',
+  429: 'Too Many Requests',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
 };
@@ -103,8 +124,7 @@ export interface Problem {
   [extra: string]: unknown;
 }
 
-export function toProblem(code: ErrorCode, detail: string, extra: Record<string, unknown> = {}): Problem {
-  const status = statusOf(code);
+export function toProblem(code: ErrorCode, detail: string, extra: Record<string, unknown> = {}, status = statusOf(code)): Problem {
   return {
     type: `https://tcc-inventory.dev/problems/${code.toLowerCase().replace(/_/g, '-')}`,
     title: TITLES[status] ?? 'Error',

@@ -18,7 +18,7 @@ export const envSchema = z.object({
   REDIS_URL: url(['redis:', 'rediss:']).default('redis://localhost:6379'),
   QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'must be 1-64 chars of [A-Za-z0-9_.:-]').default('tcc'),
   ROLE: z.enum(['api', 'worker', 'all']).default('all'),
-  ADMIN_TOKEN: z.string().min(1).optional(),
+  ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').max(512).optional(),
   PAYMENT_GATEWAY_URL: url(['http:', 'https:']).default('http://localhost:4000'),
   PAYMENT_TIMEOUT_MS: int(1, 600_000).default(3000),
   RESERVATION_TTL_MS: int(1000, 30 * 24 * 3600_000).default(900_000),
@@ -27,13 +27,34 @@ export const envSchema = z.object({
   BREAKER_ERROR_THRESHOLD_PERCENT: int(1, 100).default(50),
   BREAKER_RESET_TIMEOUT_MS: int(1, 3_600_000).default(30_000),
   BREAKER_VOLUME_THRESHOLD: int(0, 100_000).default(10),
+  RESERVATION_MAX_TTL_MS: int(1000, 30 * 24 * 3600_000).default(3_600_000),
+  PARTICIPANT_TTL_MS: int(1000, 30 * 24 * 3600_000).default(900_000),
+  REFUND_ALERT_AFTER_MS: int(1, 30 * 24 * 3600_000).default(600_000),
+  RATE_LIMIT_PER_MINUTE: int(0, 10_000_000).default(0),
+  CUSTOMER_MAX_HOLDING_ORDERS: int(0, 1_000_000).default(0),
+  WEBHOOK_MAX_ATTEMPTS: int(1, 100).default(12),
+  WEBHOOK_RETRY_BASE_MS: int(1, 3_600_000).default(5000),
+  CONSOLE_SESSION_TTL_MS: int(60_000, 30 * 24 * 3600_000).default(28_800_000),
+  OPS_PORT: int(0, 65535).optional(),
+  RETENTION_DAYS: int(0, 36_500).default(30),
+
   // Internal knobs (not part of the public contract).
   SWEEP_INTERVAL_MS: int(50, 600_000).default(5000),
-  /** How often the worker compares recently finished orders with the gateway's record. */
+  /** How often the worker compares orders sent to the gateway with the gateway's record. */
   RECONCILE_INTERVAL_MS: int(1000, 86_400_000).default(300_000),
+  /** How often retention deletes a round of old rows. */
+  RETENTION_INTERVAL_MS: int(1000, 86_400_000).default(600_000),
   /** How long a duplicate Try waits for the first one before answering IDEMPOTENCY_IN_PROGRESS. */
-  IDEMPOTENCY_WAIT_MS: int(10, 20_000).default(5000), // below the 30 s statement_timeout
+  IDEMPOTENCY_WAIT_MS: int(10, 20_000).default(5000),
+  /** Group commit: most Trys in one database call, the window to collect them, calls at once. */
+  TRY_BATCH_MAX: int(1, 1000).default(128),
+  TRY_BATCH_WINDOW_MS: int(0, 100).default(0),
+  TRY_BATCH_IN_FLIGHT: int(1, 64).default(2),
+  /** Expiry and retry checks are one delayed job per time bucket of this size. */
+  SCHEDULE_BUCKET_MS: int(10, 60_000).default(1000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Log a line for every HTTP request (info), or only for failed ones (status >= 500). */
+  LOG_REQUESTS: z.enum(['all', 'errors']).default('all'),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -45,8 +66,13 @@ export function parseEnv(source: NodeJS.ProcessEnv): Env {
   const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ''));
   const result = envSchema.safeParse(cleaned);
   if (!result.success) {
+    // The message names the variable, never its value (ADMIN_TOKEN, DATABASE_URL's password).
     const lines = result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
     throw new InvalidEnvError(`Invalid environment:\n  ${lines.join('\n  ')}`);
   }
-  return result.data;
+  const env = result.data;
+  if (env.RESERVATION_TTL_MS > env.RESERVATION_MAX_TTL_MS) {
+    throw new InvalidEnvError('Invalid environment:\n  RESERVATION_TTL_MS: must not exceed RESERVATION_MAX_TTL_MS');
+  }
+  return env;
 }

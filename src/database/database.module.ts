@@ -1,28 +1,23 @@
 import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
-import { dataSourceOptions } from './options.js';
 import { Db } from './db.js';
 
 @Global()
 @Module({
   providers: [
     {
-      provide: DataSource,
+      provide: Db,
       inject: [AppConfig],
-      useFactory: async (config: AppConfig) => {
-        const ds = new DataSource(dataSourceOptions(config.env.DATABASE_URL, config.env.DB_POOL_SIZE));
-        return ds.initialize();
-      },
+      useFactory: (config: AppConfig) => new Db({ url: config.env.DATABASE_URL, poolSize: config.env.DB_POOL_SIZE, applicationName: `tcc-${config.env.ROLE}` }),
     },
-    { provide: Db, inject: [DataSource], useFactory: (ds: DataSource) => new Db(ds) },
   ],
-  exports: [DataSource, Db],
+  exports: [Db],
 })
 export class DatabaseModule implements OnApplicationShutdown {
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  constructor(@Inject(Db) private readonly db: Db) {}
 
+  /** Last: after HTTP has drained and the workers have stopped. */
   async onApplicationShutdown(): Promise<void> {
-    if (this.dataSource.isInitialized) await this.dataSource.destroy();
+    await this.db.close();
   }
 }

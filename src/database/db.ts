@@ -1,35 +1,52 @@
-import { DataSource, QueryFailedError, QueryRunnerAlreadyReleasedError } from 'typeorm';
-import type { QueryRunner } from 'typeorm';
+import pg from 'pg';
 import { AppError } from '../common/errors.js';
 
-/** Hand-written SQL against one connection: the pool (autocommit) or an open transaction. */
-export interface Sql {
-  rows<T>(text: string, params?: unknown[]): Promise<T[]>;
-  one<T>(text: string, params?: unknown[]): Promise<T | undefined>;
-  /** Runs a statement and returns the number of rows it touched. */
-  exec(text: string, params?: unknown[]): Promise<number>;
+/**
+ * A statement the code sends often: named, so each connection parses and plans it once and then
+ * only binds parameters (a prepared statement). Every module keeps its statements in its own SQL
+ * file; nothing else writes SQL text.
+ */
+export interface Statement {
+  readonly name: string;
+  readonly text: string;
 }
 
-class RunnerSql implements Sql {
-  constructor(private readonly runner: QueryRunner) {}
+export function statement(name: string, text: string): Statement {
+  return { name, text };
+}
 
-  async rows<T>(text: string, params: unknown[] = []): Promise<T[]> {
-    const result = await this.runner.query(text, params, true);
-    return (result.records ?? []) as T[];
-  }
+/** SQL against one connection: the pool (autocommit) or an open transaction. */
+export interface Sql {
+  rows<T>(stmt: Statement | string, params?: unknown[]): Promise<T[]>;
+  one<T>(stmt: Statement | string, params?: unknown[]): Promise<T | undefined>;
+  /** Runs a statement and returns the number of rows it touched. */
+  exec(stmt: Statement | string, params?: unknown[]): Promise<number>;
+}
 
-  async one<T>(text: string, params: unknown[] = []): Promise<T | undefined> {
-    return (await this.rows<T>(text, params))[0];
-  }
+type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
 
-  async exec(text: string, params: unknown[] = []): Promise<number> {
-    const result = await this.runner.query(text, params, true);
-    return result.affected ?? 0;
-  }
+function config(stmt: Statement | string, params: unknown[] = []): pg.QueryConfig {
+  return typeof stmt === 'string' ? { text: stmt, values: params } : { name: stmt.name, text: stmt.text, values: params };
+}
+
+function sqlOn(target: Queryable): Sql {
+  const run = async (stmt: Statement | string, params?: unknown[]) => {
+    try {
+      return await target.query(config(stmt, params));
+    } catch (err) {
+      throw translate(err);
+    }
+  };
+  return {
+    rows: async <T>(stmt: Statement | string, params?: unknown[]) => (await run(stmt, params)).rows as T[],
+    one: async <T>(stmt: Statement | string, params?: unknown[]) => (await run(stmt, params)).rows[0] as T | undefined,
+    exec: async (stmt: Statement | string, params?: unknown[]) => (await run(stmt, params)).rowCount ?? 0,
+  };
 }
 
 /** Postgres error codes we act on. */
 export const PG = {
+  uniqueViolation: '23505',
   checkViolation: '23514',
   lockNotAvailable: '55P03',
   serializationFailure: '40001',
@@ -38,76 +55,118 @@ export const PG = {
 } as const;
 
 export function pgCode(err: unknown): string | undefined {
-  if (err instanceof QueryFailedError) return (err.driverError as { code?: string })?.code;
-  return (err as { code?: string })?.code;
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === 'string' ? code : undefined;
 }
 
-const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08006', '08001', '08003']);
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
 
-/** A lost or refused database connection: answered as SERVICE_UNAVAILABLE, never a bare 500. */
+/**
+ * The database cannot be reached or refuses us: a lost connection, a server shutting down or
+ * starting (57P01-57P03), a connection failure (08xxx), out of resources such as "too many
+ * clients" (53xxx). Answered SERVICE_UNAVAILABLE, never a bare 500.
+ */
 export function isConnectionError(err: unknown): boolean {
-  // TypeORM releases a query runner whose connection died; the next statement on it says so.
-  if (err instanceof QueryRunnerAlreadyReleasedError) return true;
   const code = pgCode(err);
-  if (code && CONNECTION_ERRORS.has(code)) return true;
+  if (code && (CONNECTION_CODES.has(code) || /^(08|53|57P0[1-3])/.test(code))) return true;
   const msg = err instanceof Error ? err.message : String(err);
-  return /Connection terminated|timeout exceeded when trying to connect|connect ECONNREFUSED|Client has encountered a connection error|Client was closed and is not queryable|Cannot use a pool after calling end/i.test(msg);
+  return /Connection terminated|timeout exceeded when trying to connect|connect ECONNREFUSED|Client has encountered a connection error|Client was closed and is not queryable|Cannot use a pool after calling end|Connection ended unexpectedly/i.test(msg);
+}
+
+/** Rolled back as a whole and safe to retry. */
+const TRANSIENT = new Set<string>([PG.deadlockDetected, PG.serializationFailure, PG.queryCanceled, PG.lockNotAvailable]);
+
+/**
+ * What leaves this module is a contract error or an unknown defect, and never carries the
+ * statement's parameters (a payment token must not reach a log through an error object).
+ */
+export function translate(err: unknown): unknown {
+  if (err instanceof AppError) return err;
+  if (isConnectionError(err)) return new AppError('SERVICE_UNAVAILABLE', 'the database cannot be reached');
+  if (TRANSIENT.has(pgCode(err) ?? '')) return new AppError('SERVICE_UNAVAILABLE', 'the database is busy; retry the request');
+  if (err instanceof Error) {
+    const clean = new DatabaseError(err.message, pgCode(err));
+    return clean;
+  }
+  return err;
+}
+
+/** A database error stripped to its message and code. */
+export class DatabaseError extends Error {
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+    this.name = 'DatabaseError';
+  }
+}
+
+export interface DbOptions {
+  url: string;
+  poolSize: number;
+  applicationName?: string;
 }
 
 /**
- * The one way code here opens a transaction: short, explicit, and never spanning a network call
- * to anything but Postgres. The callback receives the transaction's Sql as a required argument.
+ * The pool every request and job uses (node-postgres directly: TypeORM keeps the migrations and
+ * the CLI's data source). Transactions are explicit and short, and never span a network call to
+ * anything but Postgres: `tx` hands the callback its Sql as a required argument.
  */
 export class Db {
+  readonly pool: pg.Pool;
   readonly sql: Sql;
 
-  constructor(readonly dataSource: DataSource) {
-    this.sql = {
-      rows: (text, params) => this.auto((s) => s.rows(text, params)),
-      one: (text, params) => this.auto((s) => s.one(text, params)),
-      exec: (text, params) => this.auto((s) => s.exec(text, params)),
-    };
+  constructor(opts: DbOptions) {
+    this.pool = new pg.Pool({
+      connectionString: opts.url,
+      max: opts.poolSize,
+      connectionTimeoutMillis: 5000,
+      idleTimeoutMillis: 30_000,
+      keepAlive: true,
+      application_name: opts.applicationName ?? 'tcc-inventory',
+      // A query that hangs (a killed backend, a lock storm) must not pin a pool slot forever.
+      statement_timeout: 30_000,
+      idle_in_transaction_session_timeout: 60_000,
+    });
+    // An idle client whose connection dies emits here; the next query gets a fresh one.
+    this.pool.on('error', () => undefined);
+    this.sql = sqlOn(this.pool);
   }
 
   async tx<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
-    const runner = this.dataSource.createQueryRunner();
+    const client = await this.connect();
+    let broken = false;
     try {
-      await runner.connect();
-      await runner.startTransaction();
-      try {
-        const result = await work(new RunnerSql(runner));
-        await runner.commitTransaction();
-        return result;
-      } catch (err) {
-        if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
-        throw err;
-      }
+      await client.query('BEGIN');
+      const result = await work(sqlOn(client));
+      await client.query('COMMIT');
+      return result;
     } catch (err) {
+      await client.query('ROLLBACK').catch(() => {
+        broken = true;
+      });
       throw translate(err);
     } finally {
-      await runner.release().catch(() => undefined);
+      client.release(broken);
     }
   }
 
-  private async auto<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
-    const runner = this.dataSource.createQueryRunner();
+  /** A connection of its own, for session-level work (advisory locks). Release it. */
+  async connect(): Promise<pg.PoolClient> {
     try {
-      await runner.connect();
-      return await work(new RunnerSql(runner));
+      return await this.pool.connect();
     } catch (err) {
       throw translate(err);
-    } finally {
-      await runner.release().catch(() => undefined);
     }
   }
-}
 
-const TRANSIENT = new Set<string>([PG.deadlockDetected, PG.serializationFailure, PG.queryCanceled]);
+  /** Sql on a connection obtained from `connect`. */
+  on(client: pg.PoolClient): Sql {
+    return sqlOn(client);
+  }
 
-function translate(err: unknown): unknown {
-  if (err instanceof AppError) return err;
-  if (isConnectionError(err)) return new AppError('SERVICE_UNAVAILABLE', 'the database cannot be reached');
-  // Rolled back as a whole and safe to retry: tell the client so instead of a bare 500.
-  if (TRANSIENT.has(pgCode(err) ?? '')) return new AppError('SERVICE_UNAVAILABLE', 'the database is busy; retry the request');
-  return err;
+  async close(): Promise<void> {
+    await this.pool.end().catch(() => undefined);
+  }
 }

@@ -1,10 +1,15 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
-import { ApiBearerAuth, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AppError } from '../common/errors.js';
-import { SKU_PATTERN } from '../common/validation.js';
 import { Db } from '../database/db.js';
+import { ApiErrors, ApiJson, ApiJsonBody, ref } from '../http/api-docs.js';
+import { duplicateSku, SKU_PATTERN } from '../http/schemas.js';
+import { BodyPipe } from '../http/validation.js';
 import { InventoryService, InventoryView } from './inventory.service.js';
-import { InventoryViewDto, TccStatusDto, TccTransactionDto, TccTryDto, UpsertSkuDto } from './inventory.dto.js';
+import { InventoryView as InventorySchema, TccPhaseBody, TccStatus, TccTryBody, UpsertSkuBody } from './inventory.schemas.js';
+
+const INVENTORY = ref('Inventory', InventorySchema);
+const STATUS = ref('TccStatus', TccStatus);
 
 @ApiTags('inventory')
 @Controller()
@@ -12,16 +17,21 @@ export class InventoryController {
   constructor(private readonly inventory: InventoryService) {}
 
   @Get('inventory/:sku')
-  @ApiResponse({ status: 200, type: InventoryViewDto })
+  @ApiOperation({ operationId: 'getInventory', summary: 'Stock of a SKU: on hand, reserved, available' })
+  @ApiJson(200, INVENTORY)
+  @ApiErrors('NOT_FOUND')
   async get(@Param('sku') sku: string): Promise<InventoryView> {
     if (!SKU_PATTERN.test(sku)) throw AppError.notFound(`SKU ${sku}`);
     return this.inventory.get(sku);
   }
 
   @Put('admin/inventory/:sku')
-  @ApiBearerAuth()
-  @ApiResponse({ status: 200, type: InventoryViewDto })
-  async upsert(@Param('sku') sku: string, @Body() body: UpsertSkuDto): Promise<InventoryView> {
+  @ApiBearerAuth('adminToken')
+  @ApiOperation({ operationId: 'upsertInventory', summary: 'Create or update a SKU (price, currency, on-hand stock)' })
+  @ApiJsonBody(UpsertSkuBody)
+  @ApiJson(200, INVENTORY)
+  @ApiErrors('UNAUTHORIZED', 'PAYLOAD_TOO_LARGE', 'MALFORMED_JSON', 'VALIDATION_FAILED', 'STOCK_BELOW_RESERVED')
+  async upsert(@Param('sku') sku: string, @Body(new BodyPipe(UpsertSkuBody)) body: UpsertSkuBody): Promise<InventoryView> {
     if (!SKU_PATTERN.test(sku)) throw AppError.validation([{ field: 'sku', message: 'sku must be 1-64 characters of [A-Za-z0-9_.:-]' }]);
     return this.inventory.upsert(sku, body);
   }
@@ -30,12 +40,13 @@ export class InventoryController {
 /**
  * The inventory as a TCC branch for other coordinators: each call is one barrier-guarded
  * transaction. Their transaction ids live in their own namespace, so an outside caller can never
- * touch the branch of one of this service's own orders.
+ * touch the branch of one of this service's own orders. Every definite refusal is 409 here, so a
+ * DTM coordinator rolls back instead of retrying.
  */
 const external = (transactionId: string) => `ext:${transactionId}`;
 
 @ApiTags('tcc participant')
-@ApiBearerAuth()
+@ApiBearerAuth('adminToken')
 @Controller('tcc/inventory')
 export class ParticipantController {
   constructor(
@@ -45,23 +56,46 @@ export class ParticipantController {
 
   @Post('try')
   @HttpCode(200)
-  @ApiResponse({ status: 200, type: TccStatusDto })
-  async try(@Body() body: TccTryDto): Promise<{ status: string }> {
-    const { status } = await this.db.tx((sql) => this.inventory.try(sql, external(body.transactionId), body.items));
+  @ApiOperation({ operationId: 'participantTry', summary: 'Try: reserve for an outside transaction' })
+  @ApiJsonBody(TccTryBody)
+  @ApiJson(200, STATUS)
+  @ApiErrors('UNAUTHORIZED', 'PAYLOAD_TOO_LARGE', 'MALFORMED_JSON', 'VALIDATION_FAILED', 'TRANSACTION_CANCELED', 'INSUFFICIENT_STOCK')
+  async try(@Body(new BodyPipe(TccTryBody)) body: TccTryBody): Promise<{ status: string }> {
+    const dup = duplicateSku(body.items);
+    if (dup) throw AppError.validation([{ field: 'items', message: `each SKU may appear at most once; ${dup} repeats` }]);
+    const { status } = await participant(this.db.tx((sql) => this.inventory.try(sql, external(body.transactionId), body.items)));
     return { status };
   }
 
   @Post('confirm')
   @HttpCode(200)
-  @ApiResponse({ status: 200, type: TccStatusDto })
-  async confirm(@Body() body: TccTransactionDto): Promise<{ status: string }> {
-    return { status: await this.db.tx((sql) => this.inventory.confirm(sql, external(body.transactionId))) };
+  @ApiOperation({ operationId: 'participantConfirm', summary: 'Confirm: the reservation becomes a sale' })
+  @ApiJsonBody(TccPhaseBody)
+  @ApiJson(200, STATUS)
+  @ApiErrors('UNAUTHORIZED', 'VALIDATION_FAILED', 'NO_RESERVATION', 'TRANSACTION_CANCELED')
+  async confirm(@Body(new BodyPipe(TccPhaseBody)) body: TccPhaseBody): Promise<{ status: string }> {
+    return { status: await participant(this.db.tx((sql) => this.inventory.confirm(sql, external(body.transactionId)))) };
   }
 
   @Post('cancel')
   @HttpCode(200)
-  @ApiResponse({ status: 200, type: TccStatusDto })
-  async cancel(@Body() body: TccTransactionDto): Promise<{ status: string }> {
-    return { status: await this.db.tx((sql) => this.inventory.cancel(sql, external(body.transactionId))) };
+  @ApiOperation({ operationId: 'participantCancel', summary: 'Cancel: release the reservation (an empty rollback before any Try)' })
+  @ApiJsonBody(TccPhaseBody)
+  @ApiJson(200, STATUS)
+  @ApiErrors('UNAUTHORIZED', 'VALIDATION_FAILED', 'TRANSACTION_CONFIRMED')
+  async cancel(@Body(new BodyPipe(TccPhaseBody)) body: TccPhaseBody): Promise<{ status: string }> {
+    return { status: await participant(this.db.tx((sql) => this.inventory.cancel(sql, external(body.transactionId)))) };
+  }
+}
+
+/** On /tcc/* a definite refusal is 409 with its code (UNKNOWN_SKU and CURRENCY_MISMATCH too). */
+async function participant<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (err) {
+    if (err instanceof AppError && (err.code === 'UNKNOWN_SKU' || err.code === 'CURRENCY_MISMATCH')) {
+      throw new AppError(err.code, err.message, err.extra, 409);
+    }
+    throw err;
   }
 }

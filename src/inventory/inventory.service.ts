@@ -27,41 +27,28 @@ export interface SkuUpsert {
 }
 
 /**
- * The inventory as a TCC participant. Each phase is one local transaction guarded by the
- * barrier; the coordinator (orders) calls the phases inside its own transaction, other
- * coordinators call them over /tcc/inventory/*.
+ * The inventory as a TCC participant for outside coordinators (/tcc/inventory/*). Each phase is
+ * one local transaction guarded by the barrier. This service's own orders reserve through the
+ * group-commit engine (orders/try-engine.ts), whose SQL keeps the same barrier rows and lock order.
  */
 @Injectable()
 export class InventoryService {
   constructor(private readonly db: Db) {}
 
   /**
-   * Try: reserve every line or nothing. Lines are reserved in SKU order so two multi-line orders
-   * can never deadlock. Throws (and so rolls back, barrier row included) on the first refusal.
-   *
-   * The hot-row UPDATEs come last, right before the caller commits: a row lock on a popular SKU
-   * is held for one statement and the commit, not for the rest of the transaction's writes.
-   * `beforeReserve` lets the coordinator write its order in between, priced from the unlocked
-   * read; the returned lines carry the prices read under the lock, the ones that count.
+   * Try: reserve every line or nothing. Lines are reserved in SKU byte order, like every other
+   * path that locks SKU rows, so two multi-line branches can never deadlock. Throws (and so rolls
+   * back, barrier row included) on the first refusal.
    */
-  async try(
-    sql: Sql,
-    transactionId: string,
-    lines: LineRequest[],
-    beforeReserve?: (priced: ReservedLine[]) => Promise<void>,
-  ): Promise<{ status: BranchStatus; lines: ReservedLine[] }> {
+  async try(sql: Sql, transactionId: string, lines: LineRequest[]): Promise<{ status: BranchStatus; lines: ReservedLine[] }> {
     if (!(await barrier.insert(sql, transactionId, 'try', 'try'))) {
       const status = await barrier.status(sql, transactionId);
       if (status === 'CANCELED') throw new AppError('TRANSACTION_CANCELED', `transaction ${transactionId} was canceled`);
       return { status: status ?? 'RESERVED', lines: [] };
     }
-    // Byte order (SKUs are ASCII), the same as COLLATE "C" in stock.sql.ts.
     const sorted = [...lines].sort((a, b) => (a.sku < b.sku ? -1 : a.sku > b.sku ? 1 : 0));
-    const rows = await stockSql.find(sql, sorted.map((l) => l.sku));
-    checkSkus(rows, sorted);
-    const bySku = new Map(rows.map((r) => [r.sku, r]));
+    checkSkus(await stockSql.find(sql, sorted.map((l) => l.sku)), sorted);
     await stockSql.recordReservation(sql, transactionId, sorted);
-    await beforeReserve?.(sorted.map((l) => ({ ...l, priceMinor: Number(bySku.get(l.sku)!.price_minor), currency: bySku.get(l.sku)!.currency })));
     const reserved: ReservedLine[] = [];
     for (const line of sorted) {
       const got = await stockSql.reserve(sql, line.sku, line.quantity);
@@ -120,14 +107,7 @@ export class InventoryService {
   /** Creates or updates a SKU. Lowering on_hand below what is reserved now is refused. */
   async upsert(sku: string, input: SkuUpsert): Promise<InventoryView> {
     try {
-      const row = await this.db.sql.one<SkuRow>(
-        `INSERT INTO skus (sku, name, price_minor, currency, on_hand) VALUES ($1, coalesce($2, ''), $3, $4, $5)
-         ON CONFLICT (sku) DO UPDATE SET name = coalesce($2, skus.name), price_minor = $3, currency = $4,
-                                         on_hand = $5, updated_at = now()
-         RETURNING sku, name, price_minor, currency, on_hand, reserved`,
-        [sku, input.name ?? null, input.priceMinor, input.currency, input.onHand],
-      );
-      return toView(row!);
+      return toView(await stockSql.upsert(this.db.sql, sku, input));
     } catch (err) {
       if (pgCode(err) === PG.checkViolation) {
         const current = await stockSql.find(this.db.sql, [sku]);

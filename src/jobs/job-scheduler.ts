@@ -1,44 +1,59 @@
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { JobsOptions, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { settleWithin } from '../common/with-timeout.js';
 import { AppConfig } from '../config/app-config.js';
 import { OrderScheduler } from '../orders/order-scheduler.js';
-import type { OrderRow } from '../orders/order.types.js';
-import { jobId, OrderJob, QUEUES, QueueName } from './queues.js';
+import { bucketOf, JobData, jobId, QUEUES, QueueName } from './queues.js';
 import { redisConnection } from './redis.js';
-import { settleWithin } from '../common/with-timeout.js';
 
 const ENQUEUE_TIMEOUT_MS = 1000;
+/** A job fires a little after its bucket ends: early, it would find nothing due yet. */
+const LATE_MS = 50;
 
-/** Enqueues delayed BullMQ jobs after commit. Postgres stays the truth: a lost job is only late. */
+/**
+ * Enqueues delayed BullMQ jobs after commit, at a cost per time bucket, not per order: every order
+ * whose TTL (or next step) falls in one SCHEDULE_BUCKET_MS bucket is resolved by one job with a
+ * deterministic id, and this process asks Redis for a bucket only once. Postgres stays the truth:
+ * a lost job (Redis wiped, a crash right after commit) is only late — the sweeper finds the orders.
+ */
 @Injectable()
 export class JobScheduler extends OrderScheduler implements OnApplicationShutdown {
   readonly connection: Redis;
-  readonly queues: Record<QueueName, Queue<OrderJob>>;
+  readonly queues: Record<QueueName, Queue<JobData>>;
+  private readonly bucketMs: number;
+  private readonly asked = new Map<string, number>();
 
   constructor(config: AppConfig) {
     super();
+    this.bucketMs = config.env.SCHEDULE_BUCKET_MS;
     this.connection = redisConnection(config.env.REDIS_URL, 'producer');
     const opts = { connection: this.connection, prefix: config.env.QUEUE_PREFIX };
     this.queues = {
-      [QUEUES.confirmRetry]: new Queue<OrderJob>(QUEUES.confirmRetry, opts),
-      [QUEUES.reservationExpiry]: new Queue<OrderJob>(QUEUES.reservationExpiry, opts),
-      [QUEUES.refunds]: new Queue<OrderJob>(QUEUES.refunds, opts),
-    } as Record<QueueName, Queue<OrderJob>>;
+      [QUEUES.confirmRetry]: new Queue<JobData>(QUEUES.confirmRetry, opts),
+      [QUEUES.reservationExpiry]: new Queue<JobData>(QUEUES.reservationExpiry, opts),
+      [QUEUES.refunds]: new Queue<JobData>(QUEUES.refunds, opts),
+    } as Record<QueueName, Queue<JobData>>;
     for (const q of Object.values(this.queues)) q.on('error', () => undefined);
   }
 
-  async reservationCreated(order: OrderRow): Promise<void> {
-    await this.add(QUEUES.reservationExpiry, order.id, jobId.expiry(order.id), untilMs(order.reservation_expires_at));
+  async expiryDue(at: Date): Promise<void> {
+    await this.bucket(QUEUES.reservationExpiry, jobId.expiry, at.getTime());
   }
 
-  async retryScheduled(order: OrderRow): Promise<void> {
-    const at = new Date(order.next_action_at ?? Date.now());
-    await this.add(QUEUES.confirmRetry, order.id, jobId.retry(order.id, order.confirm_attempts, at), untilMs(at));
+  async stepDue(at: Date): Promise<void> {
+    await this.bucket(QUEUES.confirmRetry, jobId.step, at.getTime());
   }
 
-  async refundOwed(order: OrderRow): Promise<void> {
-    await this.add(QUEUES.refunds, order.id, jobId.refund(order.id, new Date(order.refund_next_at ?? Date.now())), 0);
+  async refundOwed(orderId: string, at?: Date | null): Promise<void> {
+    const due = at ? new Date(at).getTime() : Date.now();
+    await this.add(QUEUES.refunds, { orderId }, jobId.refund(orderId, due), due - Date.now());
+  }
+
+  /** A bucket job that found orders of its bucket not yet due by the database's clock: look again then. */
+  async followUp(queue: QueueName, bucket: number, inMs: number): Promise<void> {
+    const at = Date.now() + Math.max(0, inMs) + LATE_MS;
+    await this.add(queue, { bucket }, jobId.followUp(queue, bucket, at), at - Date.now());
   }
 
   /** After HTTP has drained: a request finishing during shutdown can still enqueue. */
@@ -47,13 +62,26 @@ export class JobScheduler extends OrderScheduler implements OnApplicationShutdow
     this.connection.disconnect();
   }
 
-  private async add(queue: QueueName, orderId: string, id: string, delay: number): Promise<void> {
+  private async bucket(queue: QueueName, idOf: (bucket: number) => string, at: number): Promise<void> {
+    const bucket = bucketOf(at, this.bucketMs);
+    const id = idOf(bucket);
+    if (this.asked.has(id)) return;
+    await this.add(queue, { bucket }, id, bucket - Date.now() + LATE_MS);
+    this.asked.set(id, bucket);
+    if (this.asked.size > 10_000) {
+      const now = Date.now();
+      for (const [k, b] of this.asked) if (b < now - 60_000) this.asked.delete(k);
+    }
+  }
+
+  private async add(queue: QueueName, data: JobData, id: string, delay: number): Promise<void> {
     const opts: JobsOptions = {
       jobId: id,
-      delay: Math.max(0, delay),
+      delay: Math.max(0, Math.round(delay)),
       attempts: 5,
       backoff: { type: 'exponential', delay: 1000 },
-      removeOnComplete: { age: 3600, count: 10_000 },
+      // Completed jobs go at once: the same bucket added again later is a new, harmless job.
+      removeOnComplete: true,
       removeOnFail: { age: 24 * 3600 },
     };
     let timer: NodeJS.Timeout | undefined;
@@ -61,14 +89,9 @@ export class JobScheduler extends OrderScheduler implements OnApplicationShutdow
       timer = setTimeout(() => reject(new Error(`enqueue to ${queue} timed out`)), ENQUEUE_TIMEOUT_MS);
     });
     try {
-      await Promise.race([this.queues[queue].add(queue, { orderId }, opts), timeout]);
+      await Promise.race([this.queues[queue].add(queue, data, opts), timeout]);
     } finally {
       clearTimeout(timer);
     }
   }
-}
-
-function untilMs(at: Date | string): number {
-  // A little late rather than early: a job that fires before its step is due finds nothing to do.
-  return new Date(at).getTime() - Date.now() + 100;
 }

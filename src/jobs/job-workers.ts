@@ -1,54 +1,70 @@
-import { Injectable, Logger, OnApplicationBootstrap, BeforeApplicationShutdown } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { Job, UnrecoverableError, Worker } from 'bullmq';
-import { AppError } from '../common/errors.js';
-import { AppConfig } from '../config/app-config.js';
-import { ConfirmService } from '../orders/confirm.service.js';
-import { RefundService } from '../orders/refund.service.js';
-import { OrderJob, QUEUES, QueueName } from './queues.js';
-import { redisConnection } from './redis.js';
-import { settleWithin } from '../common/with-timeout.js';
 import type { Redis } from 'ioredis';
+import { AppError } from '../common/errors.js';
+import { settleWithin } from '../common/with-timeout.js';
+import { AppConfig } from '../config/app-config.js';
+import { DueOrders } from '../orders/due-orders.js';
+import { RefundService } from '../orders/refund.service.js';
+import { JobScheduler } from './job-scheduler.js';
+import { JobData, QUEUES, QueueName } from './queues.js';
+import { redisConnection } from './redis.js';
 
-type Handler = (orderId: string) => Promise<unknown>;
+type Handler = (data: JobData) => Promise<unknown>;
 
 /**
- * One BullMQ worker per queue, each with exactly one handler. Handlers only re-read Postgres and
- * act if something is due, so a duplicate or stale job does nothing. Runs in ROLE worker / all.
+ * One BullMQ worker per queue, each with exactly one handler (start-up fails otherwise). Handlers
+ * re-read Postgres and act only on what is due, so a duplicate or stale job does nothing. Runs in
+ * ROLE worker / all.
  */
 @Injectable()
 export class JobWorkers implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(JobWorkers.name);
-  private readonly workers: Worker<OrderJob>[] = [];
+  private readonly workers: Worker<JobData>[] = [];
   private readonly connections: Redis[] = [];
 
   constructor(
     private readonly config: AppConfig,
-    private readonly confirm: ConfirmService,
+    private readonly due: DueOrders,
     private readonly refunds: RefundService,
+    private readonly scheduler: JobScheduler,
   ) {}
 
   handlers(): Record<QueueName, Handler> {
+    const bucket = (queue: QueueName) => async (data: JobData) => {
+      await this.due.drive(0);
+      // The database's clock may run behind this process's: look again for what is not due yet.
+      const inMs = data.bucket === undefined ? undefined : await this.due.notYetDueIn(data.bucket);
+      if (inMs !== undefined && data.bucket !== undefined) await this.scheduler.followUp(queue, data.bucket, inMs);
+    };
     return {
-      [QUEUES.confirmRetry]: (id) => this.confirm.advance(id),
-      [QUEUES.reservationExpiry]: (id) => this.confirm.advance(id),
-      [QUEUES.refunds]: (id) => this.refunds.process(id),
+      [QUEUES.confirmRetry]: bucket(QUEUES.confirmRetry),
+      [QUEUES.reservationExpiry]: bucket(QUEUES.reservationExpiry),
+      [QUEUES.refunds]: async (data) => {
+        if (!data.orderId) throw new UnrecoverableError('refund job without an order id');
+        await this.refunds.process(data.orderId);
+      },
     };
   }
 
   onApplicationBootstrap(): void {
     const env = this.config.env;
-    for (const [queue, handle] of Object.entries(this.handlers()) as [QueueName, Handler][]) {
+    const handlers = this.handlers();
+    for (const queue of Object.values(QUEUES)) {
+      if (!handlers[queue]) throw new Error(`no handler registered for queue ${queue}`);
+    }
+    for (const [queue, handle] of Object.entries(handlers) as [QueueName, Handler][]) {
       const connection = redisConnection(env.REDIS_URL, 'worker');
       this.connections.push(connection);
-      const worker = new Worker<OrderJob>(
+      const worker = new Worker<JobData>(
         queue,
-        async (job: Job<OrderJob>) => {
+        async (job: Job<JobData>) => {
           if (job.name !== queue) throw new UnrecoverableError(`no handler for job ${job.name} on ${queue}`);
           try {
-            await handle(job.data.orderId);
+            await handle(job.data);
           } catch (err) {
-            // A contract error (an order that cannot exist, a state that refuses) will not heal
-            // by retrying; anything else (a lost connection) is retried with backoff.
+            // A contract error (an order that cannot exist, a state that refuses) will not heal by
+            // retrying; anything else (a lost connection) is retried with backoff.
             if (err instanceof AppError && err.code !== 'SERVICE_UNAVAILABLE') throw new UnrecoverableError(`${err.code}: ${err.message}`);
             throw err;
           }
@@ -56,7 +72,7 @@ export class JobWorkers implements OnApplicationBootstrap, BeforeApplicationShut
         {
           connection,
           prefix: env.QUEUE_PREFIX,
-          concurrency: 8,
+          concurrency: queue === QUEUES.refunds ? 8 : 2,
           // A payment call may take PAYMENT_TIMEOUT_MS; the lock must outlive it with room to spare,
           // and a stalled job (its worker died) is handed to another worker rather than failed.
           lockDuration: Math.max(30_000, env.PAYMENT_TIMEOUT_MS * 4),
@@ -64,7 +80,7 @@ export class JobWorkers implements OnApplicationBootstrap, BeforeApplicationShut
           maxStalledCount: 3,
         },
       );
-      worker.on('failed', (job, err) => this.logger.warn({ queue, orderId: job?.data.orderId, err: err.message }, 'job failed'));
+      worker.on('failed', (job, err) => this.logger.warn({ queue, jobId: job?.id, err: err.message }, 'job failed'));
       worker.on('error', (err) => this.logger.warn({ queue, err: err.message }, 'worker error'));
       this.workers.push(worker);
     }
@@ -74,7 +90,7 @@ export class JobWorkers implements OnApplicationBootstrap, BeforeApplicationShut
   /**
    * SIGTERM: stop taking jobs and let in-flight ones finish (a payment call is bounded by
    * PAYMENT_TIMEOUT_MS). If Redis is away, closing cannot complete: give up after the grace
-   * period — an unfinished job is safe to run again, its order is re-read from Postgres.
+   * period — an unfinished job is safe to run again, its orders are re-read from Postgres.
    */
   async beforeApplicationShutdown(): Promise<void> {
     const grace = this.config.env.PAYMENT_TIMEOUT_MS * 2 + 2000;

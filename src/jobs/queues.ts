@@ -1,21 +1,32 @@
-/** Every queue and the one job name each carries. Jobs carry only the order id. */
+/** Every queue and the one job name each carries. Jobs carry only ids and times: Postgres is the truth. */
 export const QUEUES = {
+  /** Retries, lookups and resumed Confirms: one job per time bucket resolves every order due in it. */
   confirmRetry: 'confirm-retry',
+  /** Reservation TTLs: one job per time bucket. */
   reservationExpiry: 'reservation-expiry',
+  /** Compensation: one job per order and round. */
   refunds: 'refunds',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
-export interface OrderJob {
-  orderId: string;
+export interface JobData {
+  /** Bucket jobs: the end of the bucket (epoch ms). */
+  bucket?: number;
+  /** Per-order jobs. */
+  orderId?: string;
 }
 
-/** Deterministic ids: the same step of the same order is one job, however often it is added. */
+/** Deterministic ids: the same bucket (or the same refund round) is one job, however often it is added. */
 export const jobId = {
-  /** Keyed by the due time too: a deferral (breaker open, lookup failed) keeps the attempt count. */
-  retry: (orderId: string, attempt: number, dueAt: Date) => `retry-${orderId}-${attempt}-${dueAt.getTime()}`,
-  expiry: (orderId: string) => `expiry-${orderId}`,
-  /** Keyed by the round's due time: a refund re-opened later is a new job, a duplicate add is not. */
-  refund: (orderId: string, dueAt: Date) => `refund-${orderId}-${dueAt.getTime()}`,
+  expiry: (bucket: number) => `expiry-${bucket}`,
+  step: (bucket: number) => `step-${bucket}`,
+  /** A bucket whose orders were not due yet by the database's clock, looked at again. */
+  followUp: (name: string, bucket: number, at: number) => `${name}-${bucket}-again-${at}`,
+  refund: (orderId: string, dueAt: number) => `refund-${orderId}-${dueAt}`,
 };
+
+/** The end of the `size`-ms bucket `at` falls in. */
+export function bucketOf(at: number, size: number): number {
+  return Math.ceil(at / size) * size;
+}

@@ -1,36 +1,32 @@
-import { Controller, Get } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
-import { HealthCheck, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
-import { Db } from '../database/db.js';
-import { JobScheduler } from '../jobs/job-scheduler.js';
+import { Controller, Get, Res } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { HealthAnswer, HealthService } from './health.service.js';
 
-/** 200 when Postgres and Redis both answer; 503 (terminus) when either does not. */
+function send(res: FastifyReply, a: HealthAnswer): void {
+  res.code(a.status).type(a.contentType).send(JSON.stringify(a.body));
+}
+
 @ApiTags('operations')
 @Controller('health')
 export class HealthController {
-  constructor(
-    private readonly health: HealthCheckService,
-    private readonly indicators: HealthIndicatorService,
-    private readonly db: Db,
-    private readonly jobs: JobScheduler,
-  ) {}
+  constructor(private readonly health: HealthService) {}
 
   @Get()
-  @HealthCheck()
-  check() {
-    return this.health.check([
-      this.indicators
-        .check('postgres')
-        .attempt(async () => {
-          await this.db.sql.one('SELECT 1');
-        })
-        .withTimeout(1500),
-      this.indicators
-        .check('redis')
-        .attempt(async () => {
-          await this.jobs.connection.ping();
-        })
-        .withTimeout(1500),
-    ]);
+  @ApiOperation({ operationId: 'health', summary: '200 when Postgres and Redis answer, else 503 naming the one that is down' })
+  async all(@Res() res: FastifyReply): Promise<void> {
+    send(res, await this.health.health());
+  }
+
+  @Get('live')
+  @ApiOperation({ operationId: 'healthLive', summary: '200 while the process runs' })
+  live(@Res() res: FastifyReply): void {
+    send(res, this.health.live());
+  }
+
+  @Get('ready')
+  @ApiOperation({ operationId: 'healthReady', summary: '200 when Postgres answers (Redis away shows as degraded), else 503' })
+  async ready(@Res() res: FastifyReply): Promise<void> {
+    send(res, await this.health.ready());
   }
 }

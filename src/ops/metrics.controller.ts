@@ -1,19 +1,35 @@
-import { Controller, Get, Header } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Header, Injectable } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Gauge } from 'prom-client';
 import { Db } from '../database/db.js';
 import { JobScheduler } from '../jobs/job-scheduler.js';
-import { ORDER_STATUSES } from '../orders/order-state.js';
-import { PaymentGateway, BREAKER_STATE_VALUE } from '../payments/payment-gateway.js';
-import { MetricsService } from './metrics.service.js';
+import { MetricsService } from '../metrics/metrics.service.js';
+import { HOLDING, ORDER_STATUSES } from '../orders/order-state.js';
+import { REFUND } from '../orders/refund-state.js';
+import { BREAKER_STATE_VALUE, PaymentGateway } from '../payments/payment-gateway.js';
+import { METRICS_SQL } from './metrics.sql.js';
 
-/** Prometheus text. Order series are read from Postgres at scrape time: equal on every process. */
-@ApiTags('operations')
-@Controller('metrics')
-export class MetricsController {
+interface Scrape {
+  by_status: Record<string, string>;
+  needing_attention: string;
+  oldest_holding: number | null;
+  refunds_pending: string;
+  reconciled_at: number | null;
+}
+
+/**
+ * Prometheus text. Order series are read from Postgres at scrape time — the same on every process
+ * — through one cheap query; the rest are this process's counters. Served on the public port and
+ * on OPS_PORT.
+ */
+@Injectable()
+export class MetricsScraper {
+  private readonly ordersByStatus: Gauge<'status'>;
+  private readonly needingAttention: Gauge;
   private readonly oldestHolding: Gauge;
-  private readonly queueDepth: Gauge<'queue' | 'state'>;
   private readonly refundsPending: Gauge;
+  private readonly reconciledAt: Gauge;
+  private readonly queueDepth: Gauge<'queue' | 'state'>;
 
   constructor(
     private readonly metrics: MetricsService,
@@ -21,30 +37,24 @@ export class MetricsController {
     private readonly jobs: JobScheduler,
     gateway: PaymentGateway,
   ) {
-    const registers = [metrics.registry];
-    this.oldestHolding = new Gauge({
-      name: 'tcc_oldest_holding_order_age_seconds',
-      help: 'Age of the oldest order that holds stock (TRY_SUCCESS or CONFIRM_PENDING); 0 when none',
-      registers,
-    });
-    this.queueDepth = new Gauge({ name: 'tcc_queue_jobs', help: 'BullMQ jobs by queue and state', labelNames: ['queue', 'state'], registers });
-    this.refundsPending = new Gauge({ name: 'tcc_refunds_pending', help: 'Released orders still owed a refund check', registers });
+    this.ordersByStatus = metrics.gauge('tcc_orders_by_status', 'Orders by status (from the database, the same on every process)', ['status']);
+    this.needingAttention = metrics.gauge('tcc_orders_needing_attention', 'Orders a human must look at until acknowledged (from the database)');
+    this.oldestHolding = metrics.gauge('tcc_oldest_holding_order_age_seconds', 'Age of the oldest order that holds stock (TRY_SUCCESS or CONFIRM_PENDING); 0 when none');
+    this.refundsPending = metrics.gauge('tcc_refunds_pending', 'Released orders still owed a refund check');
+    this.reconciledAt = metrics.gauge('tcc_reconciliation_last_success_timestamp_seconds', 'When a scheduled reconciliation pass last completed with every order checked (0: never)');
+    this.queueDepth = metrics.gauge('tcc_queue_jobs', 'BullMQ jobs by queue and state', ['queue', 'state']);
     metrics.circuitState.set(BREAKER_STATE_VALUE[gateway.state]);
-    gateway.onStateChange((s) => metrics.circuitState.set(BREAKER_STATE_VALUE[s]));
   }
 
-  @Get()
-  @Header('Content-Type', 'text/plain; version=0.0.4; charset=utf-8')
   async scrape(): Promise<string> {
-    const rows = await this.db.sql.rows<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM orders GROUP BY status`);
-    for (const s of ORDER_STATUSES) this.metrics.ordersByStatus.set({ status: s }, rows.find((r) => r.status === s)?.n ?? 0);
-    const [oldest] = await this.db.sql.rows<{ age: number | null; refunds: number }>(
-      `SELECT (SELECT extract(epoch FROM now() - min(created_at))::float8 FROM orders
-                WHERE status IN ('TRY_SUCCESS', 'CONFIRM_PENDING')) AS age,
-              (SELECT count(*)::int FROM orders WHERE refund_status = 'PENDING') AS refunds`,
-    );
-    this.oldestHolding.set(oldest?.age ?? 0);
-    this.refundsPending.set(oldest?.refunds ?? 0);
+    const row = await this.db.sql.one<Scrape>(METRICS_SQL.scrape, [HOLDING, REFUND.pending]);
+    if (row) {
+      for (const s of ORDER_STATUSES) this.ordersByStatus.set({ status: s }, Number(row.by_status[s] ?? 0));
+      this.needingAttention.set(Number(row.needing_attention));
+      this.oldestHolding.set(Number(row.oldest_holding ?? 0));
+      this.refundsPending.set(Number(row.refunds_pending));
+      this.reconciledAt.set(Number(row.reconciled_at ?? 0));
+    }
     await Promise.all(
       Object.entries(this.jobs.queues).map(async ([name, q]) => {
         try {
@@ -56,5 +66,18 @@ export class MetricsController {
       }),
     );
     return this.metrics.registry.metrics();
+  }
+}
+
+@ApiTags('operations')
+@Controller('metrics')
+export class MetricsController {
+  constructor(private readonly scraper: MetricsScraper) {}
+
+  @Get()
+  @Header('Content-Type', 'text/plain; version=0.0.4; charset=utf-8')
+  @ApiOperation({ operationId: 'metrics', summary: 'Prometheus metrics' })
+  scrape(): Promise<string> {
+    return this.scraper.scrape();
   }
 }

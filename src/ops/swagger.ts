@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { ERROR_CODES } from '../common/errors.js';
+import { registeredSchemas } from '../http/api-docs.js';
 
 const PROBLEM_SCHEMA = {
   type: 'object',
@@ -16,26 +17,29 @@ const PROBLEM_SCHEMA = {
     sku: { type: 'string' },
     requested: { type: 'integer' },
     available: { type: 'integer' },
+    limit: { type: 'integer' },
   },
 };
 
-/** OpenAPI 3 at /docs (UI) and /docs-json, built from the controllers and DTOs, with the error schema. */
-export function setupSwagger(app: INestApplication): void {
+/** The OpenAPI 3 document, built from the controllers and the JSON Schemas they validate with. */
+export function buildOpenApi(app: INestApplication): OpenAPIObject {
   const config = new DocumentBuilder()
     .setTitle('TCC inventory reservation service')
-    .setDescription('Try-Confirm-Cancel stock reservations for checkouts. Errors are application/problem+json (RFC 9457) with a stable `code`.')
+    .setDescription(
+      'Try-Confirm-Cancel stock reservations for checkouts. Errors are application/problem+json (RFC 9457) with a stable `code`. ' +
+        'Admin and participant routes take the operator token as `Authorization: Bearer <ADMIN_TOKEN>`.',
+    )
     .setVersion('1')
-    .addBearerAuth()
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'The shared operator token (ADMIN_TOKEN), an opaque string of at least 16 characters — not a JWT.' }, 'adminToken')
     .build();
-  const document = SwaggerModule.createDocument(app, config);
-  document.components = { ...document.components, schemas: { ...document.components?.schemas, Problem: PROBLEM_SCHEMA } };
-  const problem = { content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } };
-  for (const item of Object.values(document.paths)) {
-    for (const op of [item.get, item.put, item.post, item.delete, item.patch]) {
-      if (!op) continue;
-      op.responses['4XX'] = { description: 'client error (problem+json)', ...problem };
-      op.responses['5XX'] = { description: 'server error, SERVICE_UNAVAILABLE when a dependency is down (problem+json)', ...problem };
-    }
-  }
+  const document = SwaggerModule.createDocument(app, config, { operationIdFactory: (_controller, method) => method });
+  document.components = { ...document.components, schemas: { ...document.components?.schemas, ...registeredSchemas(), Problem: PROBLEM_SCHEMA } };
+  return document;
+}
+
+/** /docs (UI) and /docs-json. */
+export function setupSwagger(app: INestApplication): OpenAPIObject {
+  const document = buildOpenApi(app);
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json' });
+  return document;
 }

@@ -1,206 +1,206 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
-import { Db } from '../database/db.js';
-import { MetricsService } from '../ops/metrics.service.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import { PaymentGateway } from '../payments/payment-gateway.js';
-import { ChargeOutcome, GatewayPayment, GatewayUnavailableError } from '../payments/gateway.types.js';
-import { retryDelayMs } from './backoff.js';
-import { OrderLifecycle } from './order-lifecycle.js';
-import { OrderScheduler } from './order-scheduler.js';
+import { GatewayPayment, GatewayUnavailableError } from '../payments/gateway.types.js';
+import { decideCharge, lookupRetryDelayMs } from './confirm-policy.js';
+import { Note, paidMove, pendingMove, releaseMove } from './moves.js';
 import { HOLDING } from './order-state.js';
-import { isOrderId, OrderRow } from './order.types.js';
-import { OrdersRepository } from './orders.repository.js';
+import { OrderScheduler } from './order-scheduler.js';
+import { Claim, MoveResult, OrderAnswer, OrderStore } from './order-store.js';
+import { REFUND } from './refund-state.js';
+
+type Source = 'client' | 'retry' | 'resume';
 
 /**
  * What happens on Confirm, from the client's call to the last retry:
  *
- * 1. note that the order may be charged from now on (committed before the call);
- * 2. charge the gateway with the order's stable idempotency key — no transaction is open;
- * 3. apply the outcome in one transaction: succeeded → commit stock, CONFIRM_SUCCESS;
- *    declined → release, PAY_FAILED; unknown → CONFIRM_PENDING with the next attempt time
- *    stored on the order, then (after commit) a delayed job for it;
- * 4. after CONFIRM_MAX_ATTEMPTS unknown outcomes, or at the reservation TTL, ask the gateway
- *    what became of the charge and finish or release on its word.
+ * 1. claim the attempt (one statement, batched with other Confirms): the order holds stock, its
+ *    TTL has not passed, no other attempt is running, and its payment token is fixed by the first
+ *    attempt. A Confirm that finds an attempt running answers the order as it stands;
+ * 2. charge the gateway with the order's stable idempotency key, no transaction open;
+ * 3. apply the outcome (one call, batched): succeeded → commit stock, CONFIRM_SUCCESS; declined
+ *    or a final refusal → release, PAY_FAILED; unknown → CONFIRM_PENDING with the next attempt
+ *    time stored on the order, and a bucketed delayed job for it;
+ * 4. after CONFIRM_MAX_ATTEMPTS unknown outcomes, or at the TTL, ask the gateway what became of
+ *    the charge and finish or release on its word; a charge still in flight at the TTL is awaited.
  *
- * Every step re-reads Postgres and moves the order by compare-and-set, so a duplicate job, a
- * crash between two steps or a race with Cancel or expiry is harmless.
+ * Every step re-reads Postgres and moves the order by compare-and-set, so a duplicate job, a crash
+ * between two steps or a race with Cancel or expiry is harmless.
  */
 @Injectable()
 export class ConfirmService {
   private readonly logger = new Logger(ConfirmService.name);
+  /** After a release, how long the service keeps asking the gateway for a charge to refund. */
+  readonly refundWatchMs: number;
+  private readonly env: AppConfig['env'];
 
   constructor(
-    private readonly db: Db,
-    private readonly orders: OrdersRepository,
-    private readonly lifecycle: OrderLifecycle,
+    private readonly store: OrderStore,
     private readonly gateway: PaymentGateway,
     private readonly scheduler: OrderScheduler,
     private readonly metrics: MetricsService,
-    private readonly config: AppConfig,
-  ) {}
+    config: AppConfig,
+  ) {
+    this.env = config.env;
+    this.refundWatchMs = Math.max(60_000, 10 * config.env.PAYMENT_TIMEOUT_MS);
+  }
 
   /**
    * POST /orders/{id}/confirm. A TRY_SUCCESS order is charged now; a CONFIRM_PENDING one answers
-   * its current state, and only runs its next step if that is due (backoff, the attempt limit and
+   * its current state and only runs its next step if that is due (backoff, the attempt limit and
    * the lookup rule hold for clients too). A finished order answers without charging.
    */
-  async confirm(id: string, paymentToken?: string): Promise<OrderRow | undefined> {
-    const order = isOrderId(id) ? await this.orders.find(this.db.sql, id) : undefined;
-    if (!order || !HOLDING.includes(order.status)) return order;
-    if (order.expired) return this.expire(id);
-    if (order.status === 'CONFIRM_PENDING') return this.advance(id);
-    return this.attempt(order.id, paymentToken ?? null, 'client');
+  async confirm(id: string, paymentToken: string | undefined, requestId: string | undefined): Promise<OrderAnswer | undefined> {
+    const claim = await this.store.claim({ id, paymentToken: paymentToken ?? null, job: false });
+    return this.proceed(claim, requestId, 'client');
   }
 
   /**
    * Drives a holding order on when something is due: its TTL passed, its next retry or lookup
-   * time came, or a Confirm's process died mid-call. Called by the jobs and the sweeper; with
-   * nothing due it does nothing.
+   * came, or a Confirm's process died mid-call. Jobs and the sweeper call it; with nothing due it
+   * does nothing.
    */
-  async advance(id: string): Promise<OrderRow | undefined> {
-    const order = await this.orders.find(this.db.sql, id);
-    if (!order || !HOLDING.includes(order.status)) return order;
-    if (order.expired) return this.expire(id);
-    if (!order.next_action_at) return order; // TRY_SUCCESS waiting for its client
-    // Claim the due step: push next_action_at out by a lease, so a duplicate delivery (job and
-    // sweeper at once) finds nothing due; if this process dies, the lease runs out and the
-    // sweeper takes the order again.
-    const claimed = await this.orders.claimDueStep(this.db.sql, id, this.leaseMs());
-    if (!claimed) return order;
-    if (claimed.status === 'CONFIRM_PENDING' && claimed.confirm_attempts >= this.config.env.CONFIRM_MAX_ATTEMPTS) {
-      return this.resolveByLookup(claimed, 'retries exhausted');
-    }
-    return this.attempt(id, null, claimed.status === 'TRY_SUCCESS' ? 'resume' : 'retry');
+  async advance(id: string): Promise<OrderAnswer | undefined> {
+    const claim = await this.store.claim({ id, paymentToken: null, job: true });
+    return this.proceed(claim, undefined, claim.status === 'TRY_SUCCESS' ? 'resume' : 'retry');
   }
 
   /** At the reservation TTL: a paid order is finished, anything else released. */
-  async expire(id: string): Promise<OrderRow | undefined> {
-    const order = await this.orders.find(this.db.sql, id);
-    if (!order || !HOLDING.includes(order.status) || !order.expired) return order;
-    if (order.payment_requested_at === null) {
-      // Never sent to the gateway: there is nothing to ask about.
-      return this.released(await this.lifecycle.release(id, 'CANCELED', 'reservation expired'), 'canceled');
-    }
-    const payments = await this.lookup(order);
-    const paid = payments?.find((p) => p.status === 'succeeded');
+  async expire(id: string): Promise<OrderAnswer | undefined> {
+    const s = await this.store.state(id);
+    if (!s) return undefined;
+    if (!HOLDING.includes(s.status) || !s.expired || s.leased) return s; // a charge in flight is awaited
+    if (!s.charge_requested) return this.released(await this.store.apply(releaseMove(id, 'CANCELED', 'reservation expired', { refundWatchMs: this.refundWatchMs })), 'expired');
+    const lease = await this.store.claimExpiry(id);
+    if (!lease) return (await this.store.answer(id)) ?? s;
+    const lookup = await this.lookup(id, undefined);
+    const paid = lookup.payments?.find((p) => p.status === 'succeeded');
     if (paid) {
-      this.metrics.reservationsExpired.inc({ result: 'confirmed' });
-      return this.paid(await this.lifecycle.finishPaid(id, paid, 'reservation expired; the gateway reports the charge succeeded'));
+      const r = await this.store.apply(paidMove(id, 'reservation expired; the gateway reports the charge succeeded', { paymentId: paid.id, refundWatchMs: this.refundWatchMs, call: lookup.call }));
+      if (r.won) this.metrics.reservationsExpired.inc({ result: 'confirmed' });
+      return this.paid(r);
     }
-    const reason = payments ? 'reservation expired; the gateway has no charge' : 'reservation expired; the gateway could not be asked';
-    return this.released(await this.lifecycle.release(id, 'CANCELED', reason), 'canceled');
+    const reason = lookup.payments ? 'reservation expired; the gateway has no charge' : 'reservation expired; the gateway could not be asked';
+    return this.released(await this.store.apply(releaseMove(id, 'CANCELED', reason, { refundWatchMs: this.refundWatchMs, call: lookup.call })), 'expired');
   }
 
-  private async attempt(id: string, paymentToken: string | null, source: 'client' | 'retry' | 'resume'): Promise<OrderRow | undefined> {
-    // One UPDATE: autocommit is enough, and it is committed before the gateway sees the charge.
-    const order = await this.orders.markChargeRequested(this.db.sql, id, paymentToken, this.leaseMs());
-    if (!order) return this.expire(id); // expired meanwhile (or finished: expire answers it as it is)
+  private async proceed(claim: Claim, requestId: string | undefined, source: Source): Promise<OrderAnswer | undefined> {
+    if (!claim.found) return undefined;
+    if (claim.claimed) return this.step(claim, requestId, source);
+    if (HOLDING.includes(claim.status) && claim.expired && !claim.leased) return this.expire(claim.id);
+    return { status: claim.status, body: claim.body! };
+  }
+
+  /** The claimed step: a charge attempt, or the lookup once the attempts are used up. */
+  private async step(c: Claim, requestId: string | undefined, source: Source): Promise<OrderAnswer> {
+    if (c.status === 'CONFIRM_PENDING' && c.attempts >= this.env.CONFIRM_MAX_ATTEMPTS) {
+      return this.resolveByLookup(c, `${this.env.CONFIRM_MAX_ATTEMPTS} attempts with unknown outcome`, requestId);
+    }
+    if (c.amountMinor === 0) {
+      const call = { type: 'payment.skipped', data: { reason: 'the order total is 0: nothing to charge', source } };
+      return this.paid(await this.store.apply(paidMove(c.id, 'nothing to charge', { refundWatchMs: this.refundWatchMs, call })));
+    }
     const outcome = await this.gateway.charge({
-      idempotencyKey: order.payment_key,
-      amountMinor: Number(order.amount_minor),
-      currency: order.currency,
-      reference: order.id,
-      paymentToken: order.payment_token,
+      idempotencyKey: c.paymentKey,
+      amountMinor: c.amountMinor,
+      currency: c.currency,
+      reference: c.id,
+      paymentToken: c.paymentToken,
+      requestId,
     });
-    this.metrics.confirmAttempts.inc({ outcome: outcome.kind === 'succeeded' ? 'success' : outcome.kind === 'declined' ? 'declined' : outcome.reason });
-    return this.applyCharge(order, outcome, source);
-  }
-
-  private async applyCharge(order: OrderRow, outcome: ChargeOutcome, source: string): Promise<OrderRow | undefined> {
-    const counted = outcome.kind === 'unknown' && outcome.reason === 'circuit_open' ? 0 : 1;
-    const attempt = order.confirm_attempts + counted;
-    const call = { outcome: outcome.kind, latencyMs: outcome.latencyMs, attempt, source, ...(outcome.kind === 'unknown' ? { reason: outcome.reason, detail: outcome.detail } : { paymentId: outcome.payment.id }) };
-    await this.orders.addEvent(this.db.sql, order.id, outcome.kind === 'unknown' && outcome.reason === 'circuit_open' ? 'payment.breaker_rejected' : 'payment.charge', call);
-
-    if (outcome.kind === 'succeeded') return this.paid(await this.lifecycle.finishPaid(order.id, outcome.payment, 'payment succeeded', {}, counted));
-    if (outcome.kind === 'declined') return this.released(await this.lifecycle.release(order.id, 'PAY_FAILED', 'payment declined', {}, counted), 'declined');
-
-    const max = this.config.env.CONFIRM_MAX_ATTEMPTS;
-    const exhausted = attempt >= max;
-    const backoff = retryDelayMs(this.config.env.CONFIRM_RETRY_BASE_MS, Math.max(1, attempt));
-    // An open breaker will refuse everything until its reset timeout: asking sooner only adds noise.
-    const delay = counted ? backoff : Math.max(backoff, retryDelayMs(this.config.env.BREAKER_RESET_TIMEOUT_MS, 1));
-    const pending = await this.db.tx(async (sql) => {
-      const moved = await this.orders.transition(sql, order.id, 'CONFIRM_PENDING', `payment outcome unknown (${outcome.reason})`, {
-        patch: { addAttempts: counted, nextActionInMs: exhausted ? this.leaseMs() : delay, failureReason: outcome.detail },
-      });
-      if (moved && !exhausted) await this.orders.addEvent(sql, order.id, 'confirm.retry_scheduled', { attempt: attempt + 1, inMs: delay, at: moved.next_action_at });
-      return moved;
+    const d = decideCharge({
+      outcome,
+      attemptsBefore: c.attempts,
+      maxAttempts: this.env.CONFIRM_MAX_ATTEMPTS,
+      retryBaseMs: this.env.CONFIRM_RETRY_BASE_MS,
+      breakerResetMs: this.env.BREAKER_RESET_TIMEOUT_MS,
     });
-    if (!pending) return this.orders.find(this.db.sql, order.id); // canceled or expired meanwhile
-    if (exhausted) return this.resolveByLookup(pending, `${max} attempts with unknown outcome`);
-    await this.schedule(pending);
-    return pending;
+    this.metrics.confirmAttempts.inc({ outcome: d.metric });
+    const attempt = c.attempts + d.counted;
+    const detail =
+      outcome.kind === 'unknown'
+        ? { reason: outcome.reason, detail: outcome.detail }
+        : outcome.kind === 'refused'
+          ? { status: outcome.status, detail: outcome.detail }
+          : { paymentId: outcome.payment.id };
+    const call: Note = { type: d.event, data: { outcome: outcome.kind, latencyMs: outcome.latencyMs, attempt, source, ...detail } };
+
+    switch (d.kind) {
+      case 'paid': {
+        const payment = (outcome as { payment: GatewayPayment }).payment;
+        return this.paid(await this.store.apply(paidMove(c.id, 'payment succeeded', { paymentId: payment.id, addAttempts: 1, refundWatchMs: this.refundWatchMs, call })));
+      }
+      case 'failed':
+        return this.released(await this.store.apply(releaseMove(c.id, 'PAY_FAILED', d.reason, { addAttempts: 1, refundWatchMs: this.refundWatchMs, call })), d.failure);
+      case 'pending': {
+        const notes = d.exhausted ? [] : [{ type: 'confirm.retry_scheduled', data: { attempt: attempt + 1, inMs: d.delayMs } }];
+        const detailText = outcome.kind === 'unknown' ? outcome.detail : undefined;
+        const r = await this.store.apply(pendingMove(c.id, d.reason, { lease: c.lease ?? undefined, addAttempts: d.counted, nextActionMs: d.delayMs, detail: detailText, call, notes }));
+        if (!r.won) return r; // released meanwhile (cancel, expiry), or another step took over
+        if (d.exhausted) return (await this.advance(c.id)) ?? r; // the lookup is due now
+        await this.scheduleStep(r.nextActionAt);
+        if (pastTtl(r.body)) return (await this.expire(c.id)) ?? r; // the attempt outlived the TTL: decide now
+        return r;
+      }
+    }
   }
 
   /** Asks the gateway what became of the charge; does not guess when it cannot be asked. */
-  private async resolveByLookup(order: OrderRow, why: string): Promise<OrderRow | undefined> {
-    const payments = await this.lookup(order);
-    if (!payments) {
-      const delay = retryDelayMs(this.config.env.CONFIRM_RETRY_BASE_MS, order.confirm_attempts, 60_000);
-      const pending = await this.db.tx((sql) =>
-        this.orders.transition(sql, order.id, 'CONFIRM_PENDING', 'gateway lookup failed; will ask again', {
-          from: ['CONFIRM_PENDING'],
-          patch: { nextActionInMs: delay },
-        }),
-      );
-      if (pending) await this.schedule(pending);
-      return pending ?? this.orders.find(this.db.sql, order.id);
+  private async resolveByLookup(c: Claim, why: string, requestId: string | undefined): Promise<OrderAnswer> {
+    const lookup = await this.lookup(c.id, requestId);
+    if (!lookup.payments) {
+      const delay = lookupRetryDelayMs(this.env.CONFIRM_RETRY_BASE_MS, c.attempts);
+      const r = await this.store.apply(pendingMove(c.id, 'gateway lookup failed; will ask again', { lease: c.lease ?? undefined, addAttempts: 0, nextActionMs: delay, call: lookup.call }));
+      if (r.won) await this.scheduleStep(r.nextActionAt);
+      return r;
     }
-    const paid = payments.find((p) => p.status === 'succeeded');
-    if (paid) return this.paid(await this.lifecycle.finishPaid(order.id, paid, `${why}; the gateway reports the charge succeeded`));
-    return this.released(await this.lifecycle.release(order.id, 'PAY_FAILED', `${why}; the gateway has no charge`), 'exhausted');
+    const paid = lookup.payments.find((p) => p.status === 'succeeded');
+    if (paid) {
+      return this.paid(await this.store.apply(paidMove(c.id, `${why}; the gateway reports the charge succeeded`, { paymentId: paid.id, refundWatchMs: this.refundWatchMs, call: lookup.call })));
+    }
+    return this.released(await this.store.apply(releaseMove(c.id, 'PAY_FAILED', `${why}; the gateway has no charge`, { refundWatchMs: this.refundWatchMs, call: lookup.call })), 'exhausted');
   }
 
-  private async lookup(order: OrderRow): Promise<GatewayPayment[] | undefined> {
+  private async lookup(id: string, requestId: string | undefined): Promise<{ payments?: GatewayPayment[]; call: Note }> {
     const started = performance.now();
+    const latencyMs = () => Math.round(performance.now() - started);
     try {
-      const payments = await this.gateway.lookup(order.id);
-      await this.orders.addEvent(this.db.sql, order.id, 'payment.lookup', {
-        outcome: 'answered',
-        latencyMs: Math.round(performance.now() - started),
-        payments: payments.map((p) => ({ id: p.id, status: p.status, amountMinor: p.amountMinor, refundedMinor: p.refundedMinor })),
-      });
-      return payments;
+      const payments = await this.gateway.lookup(id, requestId);
+      const summary = payments.map((p) => ({ id: p.id, status: p.status, amountMinor: p.amountMinor, refundedMinor: p.refundedMinor }));
+      return { payments, call: { type: 'payment.lookup', data: { outcome: 'answered', latencyMs: latencyMs(), payments: summary } } };
     } catch (err) {
       const reason = err instanceof GatewayUnavailableError ? err.reason : 'error';
-      await this.orders.addEvent(this.db.sql, order.id, reason === 'circuit_open' ? 'payment.breaker_rejected' : 'payment.lookup', {
-        outcome: 'failed',
-        reason,
-        detail: (err as Error).message,
-        latencyMs: Math.round(performance.now() - started),
-      });
-      return undefined;
+      const type = reason === 'circuit_open' ? 'payment.breaker_rejected' : 'payment.lookup';
+      return { call: { type, data: { outcome: 'failed', reason, detail: (err as Error).message, latencyMs: latencyMs() } } };
     }
   }
 
   /** A charge that lost the race to a release (Cancel, expiry) is owed back: schedule the refund now. */
-  private async paid(result: { order: OrderRow; won: boolean }): Promise<OrderRow> {
-    if (!result.won) await this.refundIfOwed(result.order);
-    return result.order;
+  private async paid(r: MoveResult): Promise<OrderAnswer> {
+    if (!r.won && r.refundStatus === REFUND.pending) await this.refundOwed(r);
+    return r;
   }
 
-  private async released(result: { order: OrderRow; won: boolean }, metric: string): Promise<OrderRow> {
-    if (result.won && result.order.failure_reason?.startsWith('reservation expired')) this.metrics.reservationsExpired.inc({ result: metric });
-    if (result.won && result.order.status === 'PAY_FAILED') this.metrics.confirmFailures.inc({ reason: metric });
-    if (result.won) await this.refundIfOwed(result.order);
-    return result.order;
+  private async released(r: MoveResult, why: 'declined' | 'refused' | 'exhausted' | 'expired'): Promise<OrderAnswer> {
+    if (!r.won) return r;
+    if (why === 'expired') this.metrics.reservationsExpired.inc({ result: 'canceled' });
+    else this.metrics.confirmFailures.inc({ reason: why });
+    if (r.refundStatus === REFUND.pending) await this.refundOwed(r);
+    return r;
   }
 
-  private async refundIfOwed(order: OrderRow): Promise<void> {
-    if (order.refund_status !== 'PENDING') return;
-    await this.scheduler.refundOwed(order).catch((err) => this.logger.warn({ orderId: order.id, err: String(err) }, 'refund job not scheduled; the sweeper will pick it up'));
+  private async refundOwed(r: MoveResult): Promise<void> {
+    await this.scheduler.refundOwed(r.id, r.refundNextAt).catch((err: unknown) => this.logger.warn({ orderId: r.id, err: String(err) }, 'refund job not scheduled; the sweeper will pick it up'));
   }
 
-  private async schedule(order: OrderRow): Promise<void> {
-    try {
-      await this.scheduler.retryScheduled(order);
-    } catch (err) {
-      this.logger.warn({ orderId: order.id, err: (err as Error).message }, 'retry job not scheduled; the sweeper will pick the order up');
-    }
+  private async scheduleStep(at: Date | null): Promise<void> {
+    if (!at) return;
+    await this.scheduler.stepDue(at).catch((err: unknown) => this.logger.warn({ err: (err as Error).message }, 'retry job not scheduled; the sweeper will pick the order up'));
   }
+}
 
-  private leaseMs(): number {
-    return this.config.env.PAYMENT_TIMEOUT_MS * 2 + 5000;
-  }
+function pastTtl(body: string): boolean {
+  const at = Date.parse((JSON.parse(body) as { reservationExpiresAt: string }).reservationExpiresAt);
+  return at <= Date.now();
 }

@@ -1,13 +1,23 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
-import { ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../common/errors.js';
-import { IDEMPOTENCY_KEY_PATTERN } from '../common/validation.js';
+import { ApiErrors, ApiJson, ApiJsonBody, ref } from '../http/api-docs.js';
+import { IDEMPOTENCY_KEY_PATTERN, isOrderId } from '../http/schemas.js';
+import { BodyPipe } from '../http/validation.js';
 import { CheckoutService } from './checkout.service.js';
 import { ConfirmService } from './confirm.service.js';
 import { confirmHttpStatus } from './order-state.js';
-import { OrderView, toOrderView } from './order.types.js';
-import { ConfirmOrderDto, CreateOrderDto, OrderViewDto } from './orders.dto.js';
+import { OrderAnswer } from './order-store.js';
+import { ConfirmBody, CreateOrderBody, Order } from './orders.schemas.js';
+
+const ORDER = ref('Order', Order);
+
+/** Sends Postgres's order JSON as it is: nothing to parse, nothing to serialize again. */
+function json(res: FastifyReply, status: number, body: string): string {
+  res.code(status).type('application/json');
+  return body;
+}
 
 @ApiTags('checkout')
 @Controller('orders')
@@ -18,49 +28,64 @@ export class OrdersController {
   ) {}
 
   @Post()
-  @ApiOperation({ summary: 'Try: reserve stock for every line, all or nothing' })
-  @ApiHeader({ name: 'Idempotency-Key', required: true, description: '1-255 chars of [A-Za-z0-9_.:-]' })
-  @ApiResponse({ status: 201, type: OrderViewDto })
-  @ApiResponse({ status: 200, type: OrderViewDto, description: 'replay of the same key and body' })
+  @ApiOperation({ operationId: 'tryOrder', summary: 'Try: reserve stock for every line, all or nothing' })
+  @ApiHeader({ name: 'Idempotency-Key', required: true, description: '1-255 characters of [A-Za-z0-9_.:-]' })
+  @ApiJsonBody(CreateOrderBody)
+  @ApiJson(201, ORDER, 'TRY_SUCCESS: every line reserved until reservationExpiresAt')
+  @ApiJson(200, ORDER, 'a replay of the same key and body: the first order, nothing reserved again')
+  @ApiErrors('RATE_LIMITED', 'PAYLOAD_TOO_LARGE', 'MALFORMED_JSON', 'VALIDATION_FAILED', 'IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_IN_PROGRESS', 'HOLD_LIMIT_REACHED', 'UNKNOWN_SKU', 'CURRENCY_MISMATCH', 'INSUFFICIENT_STOCK')
   async create(
-    @Body() body: CreateOrderDto,
+    @Body(new BodyPipe(CreateOrderBody)) body: CreateOrderBody,
     @Headers('idempotency-key') key: string | undefined,
-    @Req() req: Request,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<OrderView> {
+    @Req() req: FastifyRequest,
+    @Res({ passthrough: true }) res: FastifyReply,
+  ): Promise<string> {
     if (!key || !IDEMPOTENCY_KEY_PATTERN.test(key)) {
-      throw AppError.validation([{ field: 'Idempotency-Key', message: 'header required: 1-255 characters of [A-Za-z0-9_.:-]' }]);
+      throw AppError.validation([{ field: 'Idempotency-Key', message: 'Idempotency-Key header required: 1-255 characters of [A-Za-z0-9_.:-]' }]);
     }
-    const { order, created } = await this.checkout.try(key, body, req.body);
-    res.status(created ? 201 : 200);
-    return toOrderView(order);
+    const result = await this.checkout.try(key, body, req.body);
+    return json(res, result.created ? 201 : 200, result.body);
   }
 
   @Get(':id')
-  @ApiResponse({ status: 200, type: OrderViewDto })
-  async get(@Param('id') id: string): Promise<OrderView> {
-    return toOrderView(await this.checkout.get(id));
+  @ApiOperation({ operationId: 'getOrder', summary: 'An order as it stands' })
+  @ApiJson(200, ORDER)
+  @ApiErrors('NOT_FOUND')
+  async get(@Param('id') id: string, @Res({ passthrough: true }) res: FastifyReply): Promise<string> {
+    return json(res, 200, (await this.checkout.get(id)).body);
   }
 
   @Post(':id/confirm')
-  @ApiOperation({ summary: 'Confirm: charge the payment, then commit the stock' })
-  @ApiResponse({ status: 200, type: OrderViewDto, description: 'CONFIRM_SUCCESS' })
-  @ApiResponse({ status: 202, type: OrderViewDto, description: 'CONFIRM_PENDING: retries scheduled' })
-  @ApiResponse({ status: 402, type: OrderViewDto, description: 'PAY_FAILED: stock released' })
-  async confirm(@Param('id') id: string, @Body() body: ConfirmOrderDto, @Res({ passthrough: true }) res: Response): Promise<OrderView> {
-    const order = await this.confirmation.confirm(id, body.paymentToken);
+  @ApiOperation({ operationId: 'confirmOrder', summary: 'Confirm: charge the payment, then commit the stock' })
+  @ApiJsonBody(ConfirmBody, false)
+  @ApiJson(200, ORDER, 'CONFIRM_SUCCESS')
+  @ApiJson(202, ORDER, 'TRY_SUCCESS or CONFIRM_PENDING: an attempt is running, or retries are scheduled')
+  @ApiJson(402, ORDER, 'PAY_FAILED: declined, refused by the gateway, or retries exhausted; stock released')
+  @ApiErrors('RATE_LIMITED', 'PAYLOAD_TOO_LARGE', 'MALFORMED_JSON', 'VALIDATION_FAILED', 'NOT_FOUND', 'ORDER_CANCELED')
+  async confirm(
+    @Param('id') id: string,
+    @Body(new BodyPipe(ConfirmBody)) body: ConfirmBody,
+    @Req() req: FastifyRequest,
+    @Res({ passthrough: true }) res: FastifyReply,
+  ): Promise<string> {
+    const order = isOrderId(id) ? await this.confirmation.confirm(id, body.paymentToken, req.id) : undefined;
     if (!order) throw AppError.notFound(`order ${id}`);
-    const status = confirmHttpStatus(order.status);
-    if (status === 'ORDER_CANCELED') throw new AppError('ORDER_CANCELED', `order ${id} was canceled`);
-    res.status(status);
-    return toOrderView(order);
+    return json(res, answerStatus(order), order.body);
   }
 
   @Post(':id/cancel')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Cancel: release the stock (and refund a charge, if any)' })
-  @ApiResponse({ status: 200, type: OrderViewDto })
-  async cancel(@Param('id') id: string): Promise<OrderView> {
-    return toOrderView(await this.checkout.cancel(id, 'canceled by the client', { actor: 'client' }));
+  @ApiOperation({ operationId: 'cancelOrder', summary: 'Cancel: release the stock (and refund a charge, if any)' })
+  @ApiJson(200, ORDER, 'CANCELED (or already CANCELED / PAY_FAILED)')
+  @ApiErrors('RATE_LIMITED', 'NOT_FOUND', 'ORDER_CONFIRMED')
+  async cancel(@Param('id') id: string, @Res({ passthrough: true }) res: FastifyReply): Promise<string> {
+    return json(res, 200, (await this.checkout.cancel(id, 'canceled by the client', { data: { actor: 'client' } })).body);
   }
+}
+
+/** Confirm answers the current state by one mapping (API.md): 200, 202, 402, or ORDER_CANCELED. */
+function answerStatus(order: OrderAnswer): number {
+  const status = confirmHttpStatus(order.status);
+  if (status === 'ORDER_CANCELED') throw new AppError('ORDER_CANCELED', 'the order was canceled');
+  return status;
 }

@@ -1,75 +1,73 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
 import { Db } from '../database/db.js';
-import { MetricsService } from '../ops/metrics.service.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import { PaymentGateway } from '../payments/payment-gateway.js';
 import { netCaptured } from '../payments/gateway.types.js';
 import { retryDelayMs } from './backoff.js';
-import { OrdersRepository } from './orders.repository.js';
+import { REFUND, REFUND_OPEN, RefundStatus, refundWatchMs } from './refund-state.js';
+import { REFUND_SQL } from './refund.sql.js';
 
 /** Refund rounds back off from 1 s to at most a minute: money owed back should not wait long. */
 const REFUND_RETRY_BASE_MS = 1000;
-
-/** After this many failed refund rounds in a row, a human is told (the service keeps trying). */
-export const REFUND_ALERT_AFTER = 3;
 
 /**
  * Compensation for released orders that may have been charged (CANCELED, PAY_FAILED). Each round
  * asks the gateway for the order's payments and refunds whatever is still captured, with a key
  * derived from the payment and what was refunded before — stable across retries of the same
  * round, so a refund whose answer was lost is replayed, never paid twice. Rounds go on until the
- * watch window passes with nothing left to refund: a charge still in flight may land late.
+ * watch window passes with nothing left to refund: a charge still in flight may land late. A
+ * refund still failing after REFUND_ALERT_AFTER_MS needs a human (and is still retried).
  */
 @Injectable()
 export class RefundService {
   private readonly logger = new Logger(RefundService.name);
+  readonly watchMs: number;
 
   constructor(
     private readonly db: Db,
-    private readonly orders: OrdersRepository,
     private readonly gateway: PaymentGateway,
     private readonly metrics: MetricsService,
     private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.watchMs = refundWatchMs(config.env.PAYMENT_TIMEOUT_MS);
+  }
 
   async process(id: string): Promise<void> {
-    const claimed = await this.db.sql.exec(
-      `UPDATE orders SET refund_next_at = now() + make_interval(secs => $2::double precision / 1000)
-        WHERE id = $1 AND refund_status = 'PENDING' AND refund_next_at <= now()`,
-      [id, this.config.env.PAYMENT_TIMEOUT_MS * 3 + 5000],
-    );
-    if (claimed !== 1) return;
-    const order = (await this.orders.find(this.db.sql, id))!;
+    const env = this.config.env;
+    const round = await this.db.sql.one<{ refund_failures: number; refund_status: RefundStatus; owed_for_ms: number }>(REFUND_SQL.claimRound, [
+      id,
+      env.PAYMENT_TIMEOUT_MS * 3 + 5000,
+      REFUND_OPEN,
+    ]);
+    if (!round) return;
     try {
-      const payments = await this.gateway.lookup(order.id);
+      const payments = await this.gateway.lookup(id);
       for (const p of payments) {
         const amount = netCaptured(p);
         if (amount === 0) continue;
         const refund = await this.gateway.refund(p.id, amount, `refund-${p.id}-${p.refundedMinor}`);
         this.metrics.refunds.inc({ result: 'refunded' });
-        await this.orders.addEvent(this.db.sql, id, 'refund.succeeded', { paymentId: p.id, refundId: refund.id, amountMinor: amount });
+        await this.db.sql.one(REFUND_SQL.refunded, [id, JSON.stringify({ paymentId: p.id, refundId: refund.id, amountMinor: amount })]);
       }
-      await this.db.sql.exec(
-        `UPDATE orders SET refund_failures = 0,
-                refund_status = CASE WHEN refund_check_until <= now() THEN 'DONE' ELSE refund_status END,
-                refund_next_at = CASE WHEN refund_check_until <= now() THEN NULL
-                                      ELSE least(refund_check_until, now() + make_interval(secs => $2::double precision / 1000)) END
-          WHERE id = $1 AND refund_status = 'PENDING'`,
-        [id, Math.max(1000, this.config.env.PAYMENT_TIMEOUT_MS)],
-      );
+      await this.db.sql.exec(REFUND_SQL.roundDone, [id, Math.max(1000, env.PAYMENT_TIMEOUT_MS), REFUND.done, REFUND_OPEN]);
     } catch (err) {
       this.metrics.refunds.inc({ result: 'failed' });
-      const failures = order.refund_failures + 1;
-      await this.db.sql.exec(
-        `UPDATE orders SET refund_failures = $2, refund_next_at = now() + make_interval(secs => $3::double precision / 1000)
-          WHERE id = $1 AND refund_status = 'PENDING'`,
-        [id, failures, retryDelayMs(REFUND_RETRY_BASE_MS, failures, 60_000)],
-      );
-      await this.orders.addEvent(this.db.sql, id, 'refund.failed', { attempt: failures, detail: (err as Error).message });
-      if (failures === REFUND_ALERT_AFTER) {
-        this.metrics.needsAttention.inc({ reason: 'refund_failing' });
-        this.logger.error({ orderId: id, failures, alert: 'refund_failing' }, 'refund keeps failing: an operator should look at this order');
+      const failures = round.refund_failures + 1;
+      const detail = { attempt: failures, detail: (err as Error).message };
+      await this.db.sql.exec(REFUND_SQL.roundFailed, [id, failures, retryDelayMs(REFUND_RETRY_BASE_MS, failures, 60_000), JSON.stringify(detail), REFUND_OPEN]);
+      if (round.refund_status === REFUND.pending && Number(round.owed_for_ms) >= env.REFUND_ALERT_AFTER_MS) {
+        const flagged = await this.db.sql.one<{ flagged: boolean }>(REFUND_SQL.needsAttention, [id, REFUND.needsAttention, REFUND.pending, JSON.stringify(detail)]);
+        if (flagged?.flagged) {
+          this.metrics.needsAttention.inc({ reason: 'refund_failing' });
+          this.logger.error({ orderId: id, failures, alert: 'refund_failing' }, 'refund keeps failing: an operator should look at this order');
+        }
       }
     }
+  }
+
+  /** Reconciliation found money captured on a released order: watch it again and refund it. */
+  async owe(id: string, reason: string): Promise<void> {
+    await this.db.sql.exec(REFUND_SQL.owe, [id, this.watchMs, REFUND.pending, REFUND.needsAttention, REFUND_OPEN, JSON.stringify({ reason })]);
   }
 }

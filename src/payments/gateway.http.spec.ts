@@ -7,12 +7,12 @@ describe('classify', () => {
     expect(classify({ status: 402, body: null }, [201, 402]).status).toBe(402);
   });
 
-  it.each([429, 500, 502, 503, 504])('treats %d as an unknown outcome', (status) => {
+  it.each([408, 409, 425, 429, 500, 502, 503, 504, 405, 418])('treats %d as an unknown outcome', (status) => {
     expect(() => classify({ status, body: null }, [201, 402])).toThrow(GatewayUnavailableError);
   });
 
-  it.each([400, 404, 409, 422])('treats %d as a final rejection, not a failure of the gateway', (status) => {
-    expect(() => classify({ status, body: {} }, [201, 402])).toThrow(GatewayRejectedError);
+  it.each([400, 401, 403, 404, 422])('treats %d as a final refusal of the request', (status) => {
+    expect(() => classify({ status, body: { error: 'bad' } }, [201, 402])).toThrow(GatewayRejectedError);
   });
 });
 

@@ -1,4 +1,5 @@
-import { GatewayPayment, GatewayRefund, GatewayRejectedError, GatewayUnavailableError } from './gateway.types.js';
+import { Agent, request } from 'undici';
+import { FINAL_REFUSALS, GatewayPayment, GatewayRefund, GatewayRejectedError, GatewayUnavailableError } from './gateway.types.js';
 
 export interface HttpAnswer {
   status: number;
@@ -6,31 +7,47 @@ export interface HttpAnswer {
 }
 
 /**
- * Classifies one HTTP exchange with the gateway. A timeout, a 429, a 5xx or a broken connection
- * is an unknown outcome (thrown as GatewayUnavailableError); `accept` lists the statuses that
- * carry a final answer; any other status is a final rejection of the request itself.
+ * Classifies one HTTP exchange with the gateway: `accept` lists the statuses that carry a final
+ * answer; a final refusal (400, 401, 403, 404, 422) means the request itself was rejected and
+ * nothing happened; anything else (408, 409, 425, 429, 5xx, an unexpected status) leaves the
+ * outcome unknown.
  */
 export function classify(answer: HttpAnswer, accept: number[]): HttpAnswer {
   if (accept.includes(answer.status)) return answer;
-  if (answer.status === 429 || answer.status >= 500) {
-    throw new GatewayUnavailableError('error', `gateway answered ${answer.status}`);
+  if (FINAL_REFUSALS.includes(answer.status)) {
+    throw new GatewayRejectedError(answer.status, `gateway refused the request with ${answer.status}: ${describe(answer.body)}`);
   }
-  throw new GatewayRejectedError(answer.status, `gateway refused the request with ${answer.status}: ${JSON.stringify(answer.body).slice(0, 200)}`);
+  throw new GatewayUnavailableError('error', `gateway answered ${answer.status}`);
 }
 
-/** The raw protocol over fetch, with the client's own timeout (opossum's timeout aborts nothing). */
+/** What the gateway said, short, for the timeline; never the request (it may carry a token). */
+function describe(body: unknown): string {
+  const b = body as { error?: unknown; message?: unknown } | null;
+  const text = typeof b?.message === 'string' ? b.message : typeof b?.error === 'string' ? b.error : JSON.stringify(body);
+  return String(text).slice(0, 200);
+}
+
+/** The raw protocol over undici, with keep-alive connections and the client's own timeout. */
 export class GatewayHttp {
+  private readonly agent: Agent;
+
   constructor(
     private readonly baseUrl: string,
     private readonly timeoutMs: number,
-  ) {}
-
-  async charge(body: { amountMinor: number; currency: string; reference: string; paymentToken?: string }, key: string): Promise<HttpAnswer> {
-    return classify(await this.send('POST', '/payments', body, key), [201, 402]);
+  ) {
+    this.agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000, connections: 128 });
   }
 
-  async listByReference(reference: string): Promise<GatewayPayment[]> {
-    const answer = classify(await this.send('GET', `/payments?reference=${encodeURIComponent(reference)}`), [200]);
+  async charge(
+    body: { amountMinor: number; currency: string; reference: string; paymentToken?: string },
+    key: string,
+    requestId?: string,
+  ): Promise<HttpAnswer> {
+    return classify(await this.send('POST', '/payments', body, key, requestId), [201, 402]);
+  }
+
+  async listByReference(reference: string, requestId?: string): Promise<GatewayPayment[]> {
+    const answer = classify(await this.send('GET', `/payments?reference=${encodeURIComponent(reference)}`, undefined, undefined, requestId), [200]);
     const data = (answer.body as { data?: unknown })?.data;
     if (!Array.isArray(data)) throw new GatewayUnavailableError('error', 'gateway lookup answered without data');
     return data as GatewayPayment[];
@@ -41,20 +58,25 @@ export class GatewayHttp {
     return answer.body as GatewayRefund;
   }
 
-  private async send(method: string, path: string, body?: unknown, idempotencyKey?: string): Promise<HttpAnswer> {
+  async close(): Promise<void> {
+    await this.agent.close().catch(() => undefined);
+  }
+
+  private async send(method: 'GET' | 'POST', path: string, body?: unknown, idempotencyKey?: string, requestId?: string): Promise<HttpAnswer> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (idempotencyKey) headers['idempotency-key'] = idempotencyKey;
-    let res: Response;
+    if (requestId) headers['x-request-id'] = requestId;
     try {
-      res = await fetch(new URL(path, this.baseUrl), {
+      const res = await request(new URL(path, this.baseUrl), {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
+        dispatcher: this.agent,
         signal: AbortSignal.timeout(this.timeoutMs),
       });
-      const text = await res.text();
-      return { status: res.status, body: text ? safeJson(text) : null };
+      const text = await res.body.text();
+      return { status: res.statusCode, body: text ? safeJson(text) : null };
     } catch (err) {
       const name = (err as Error)?.name;
       if (name === 'TimeoutError' || name === 'AbortError') {

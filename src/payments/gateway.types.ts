@@ -21,6 +21,8 @@ export interface ChargeRequest {
   currency: string;
   reference: string;
   paymentToken?: string | null;
+  /** The X-Request-Id of the client request that caused this call, passed on to the gateway. */
+  requestId?: string;
 }
 
 /** Why an outcome is unknown: the charge may or may not have happened. */
@@ -29,9 +31,11 @@ export type UnknownReason = 'timeout' | 'error' | 'circuit_open';
 export type ChargeOutcome =
   | { kind: 'succeeded'; payment: GatewayPayment; latencyMs: number }
   | { kind: 'declined'; payment: GatewayPayment; latencyMs: number }
+  /** The gateway rejected the request itself (400, 401, 403, 404, 422): nothing was charged. */
+  | { kind: 'refused'; status: number; detail: string; latencyMs: number }
   | { kind: 'unknown'; reason: UnknownReason; detail: string; latencyMs: number };
 
-/** The gateway did not give a usable answer (timeout, 429, 5xx, connection error, open breaker). */
+/** The gateway did not give a usable answer (timeout, 408/409/425/429, 5xx, connection error, open breaker). */
 export class GatewayUnavailableError extends Error {
   constructor(
     readonly reason: UnknownReason,
@@ -42,7 +46,7 @@ export class GatewayUnavailableError extends Error {
   }
 }
 
-/** The gateway answered with a final 4xx (not a decline): our request was wrong, retrying won't help. */
+/** The gateway answered with a final refusal of the request (not a decline): retrying won't help. */
 export class GatewayRejectedError extends Error {
   constructor(
     readonly status: number,
@@ -52,6 +56,9 @@ export class GatewayRejectedError extends Error {
     this.name = 'GatewayRejectedError';
   }
 }
+
+/** The statuses API.md makes a final refusal: the request was rejected, nothing was charged. */
+export const FINAL_REFUSALS: readonly number[] = [400, 401, 403, 404, 422];
 
 /** Net amount still captured by a payment: what a compensation must refund. */
 export function netCaptured(p: GatewayPayment): number {

@@ -1,6 +1,7 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import CircuitBreaker from 'opossum';
 import { AppConfig } from '../config/app-config.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import { GatewayHttp } from './gateway.http.js';
 import {
   ChargeOutcome,
@@ -15,21 +16,25 @@ export type BreakerState = 'closed' | 'half_open' | 'open';
 export const BREAKER_STATE_VALUE: Record<BreakerState, number> = { closed: 0, half_open: 1, open: 2 };
 
 type Call = () => Promise<unknown>;
+type Operation = 'charge' | 'lookup' | 'refund';
 
 /**
- * Every gateway call goes through one opossum breaker. Only unknown outcomes (timeouts, 429,
- * 5xx, connection errors) count as failures: a decline is an answer, and a final 4xx means our
- * request was wrong, not that the gateway is sick (errorFilter). An open breaker is reported
- * as an unknown outcome — the caller defers, it never cancels because of it.
+ * Every gateway call goes through one opossum breaker. Only unknown outcomes (timeouts, 429, 5xx,
+ * connection errors) count as failures: a decline is an answer, and a final refusal means our
+ * request was wrong, not that the gateway is sick (errorFilter). An open breaker is reported as
+ * an unknown outcome — the caller defers, it never cancels because of it.
  */
 @Injectable()
-export class PaymentGateway {
+export class PaymentGateway implements OnApplicationShutdown {
   private readonly logger = new Logger(PaymentGateway.name);
   private readonly http: GatewayHttp;
   private readonly breaker: CircuitBreaker<[Call], unknown>;
   private readonly listeners = new Set<(state: BreakerState) => void>();
 
-  constructor(config: AppConfig) {
+  constructor(
+    config: AppConfig,
+    private readonly metrics: MetricsService,
+  ) {
     const env = config.env;
     this.http = new GatewayHttp(env.PAYMENT_GATEWAY_URL, env.PAYMENT_TIMEOUT_MS);
     this.breaker = new CircuitBreaker((call: Call) => call(), {
@@ -41,6 +46,7 @@ export class PaymentGateway {
     });
     const changed = (state: BreakerState) => {
       this.logger.warn({ breaker: state }, `payment gateway circuit breaker is now ${state}`);
+      this.metrics.circuitState.set(BREAKER_STATE_VALUE[state]);
       for (const l of this.listeners) l(state);
     };
     this.breaker.on('open', () => changed('open'));
@@ -62,36 +68,49 @@ export class PaymentGateway {
     const latency = () => Math.round(performance.now() - started);
     try {
       const body = { amountMinor: req.amountMinor, currency: req.currency, reference: req.reference, ...(req.paymentToken ? { paymentToken: req.paymentToken } : {}) };
-      const answer = (await this.fire(() => this.http.charge(body, req.idempotencyKey))) as { status: number; body: GatewayPayment };
-      return answer.status === 201 && answer.body?.status === 'succeeded'
-        ? { kind: 'succeeded', payment: answer.body, latencyMs: latency() }
-        : answer.status === 402
-          ? { kind: 'declined', payment: answer.body, latencyMs: latency() }
-          : { kind: 'unknown', reason: 'error', detail: `unexpected answer ${answer.status}`, latencyMs: latency() };
+      const answer = (await this.fire('charge', () => this.http.charge(body, req.idempotencyKey, req.requestId))) as { status: number; body: GatewayPayment };
+      if (answer.status === 201 && answer.body?.status === 'succeeded') return { kind: 'succeeded', payment: answer.body, latencyMs: latency() };
+      if (answer.status === 402) return { kind: 'declined', payment: answer.body, latencyMs: latency() };
+      return { kind: 'unknown', reason: 'error', detail: `unexpected answer ${answer.status}`, latencyMs: latency() };
     } catch (err) {
       if (err instanceof GatewayUnavailableError) return { kind: 'unknown', reason: err.reason, detail: err.message, latencyMs: latency() };
-      // A final 4xx on a charge is a bug on one side; the charge's fate is still unknown to us.
+      if (err instanceof GatewayRejectedError) return { kind: 'refused', status: err.status, detail: err.message, latencyMs: latency() };
       return { kind: 'unknown', reason: 'error', detail: (err as Error).message, latencyMs: latency() };
     }
   }
 
   /** Every payment the gateway holds for a reference (order id). Throws GatewayUnavailableError. */
-  async lookup(reference: string): Promise<GatewayPayment[]> {
-    return (await this.fire(() => this.http.listByReference(reference))) as GatewayPayment[];
+  async lookup(reference: string, requestId?: string): Promise<GatewayPayment[]> {
+    return (await this.fire('lookup', () => this.http.listByReference(reference, requestId))) as GatewayPayment[];
   }
 
   async refund(paymentId: string, amountMinor: number, idempotencyKey: string): Promise<GatewayRefund> {
-    return (await this.fire(() => this.http.refund(paymentId, amountMinor, idempotencyKey))) as GatewayRefund;
+    return (await this.fire('refund', () => this.http.refund(paymentId, amountMinor, idempotencyKey))) as GatewayRefund;
   }
 
-  private async fire(call: Call): Promise<unknown> {
+  async onApplicationShutdown(): Promise<void> {
+    await this.http.close();
+  }
+
+  private async fire(operation: Operation, call: Call): Promise<unknown> {
+    const end = this.metrics.gatewayDuration.startTimer({ operation });
     try {
-      return await this.breaker.fire(call);
+      const answer = await this.breaker.fire(call);
+      const status = (answer as { status?: number; body?: { status?: string } })?.status;
+      end({ outcome: operation === 'charge' && status === 402 ? 'declined' : 'succeeded' });
+      return answer;
     } catch (err) {
       // The breaker's timers are unref'd, so it is never shut down: work still running during a
       // shutdown must see the gateway as it is, not a breaker that refuses everything.
       if ((err as { code?: string })?.code === 'EOPENBREAKER') {
+        end({ outcome: 'unknown' });
         throw new GatewayUnavailableError('circuit_open', 'payment gateway circuit breaker is open');
+      }
+      if (err instanceof GatewayRejectedError) {
+        end({ outcome: 'refused' });
+        this.metrics.gatewayRefusals.inc({ operation, status: String(err.status) });
+      } else {
+        end({ outcome: 'unknown' });
       }
       throw err;
     }

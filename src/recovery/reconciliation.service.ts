@@ -1,124 +1,182 @@
-import { Injectable, Logger, OnApplicationBootstrap, BeforeApplicationShutdown, Optional } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
+import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
 import { Db } from '../database/db.js';
-import { MetricsService } from '../ops/metrics.service.js';
-import { OrderLifecycle } from '../orders/order-lifecycle.js';
-import { OrdersRepository } from '../orders/orders.repository.js';
+import { SESSION_LOCKS } from '../database/session-lock.js';
+import { MetricsService } from '../metrics/metrics.service.js';
+import { TERMINAL } from '../orders/order-state.js';
+import { ORDERS_SQL } from '../orders/orders.sql.js';
 import { RefundService } from '../orders/refund.service.js';
-import { netCaptured } from '../payments/gateway.types.js';
+import { GatewayPayment, netCaptured } from '../payments/gateway.types.js';
 import { PaymentGateway } from '../payments/payment-gateway.js';
+import { PeriodicJobs } from './periodic.js';
+import { RECOVERY_SQL } from './recovery.sql.js';
 
-const RECONCILE_LOCK = 0x7cc5_0002;
+export type MismatchKind = 'charged_after_release' | 'no_capture' | 'multiple_captures' | 'capture_on_force_confirmed';
+
+export interface Mismatch {
+  orderId: string;
+  kind: MismatchKind;
+  detail: string;
+}
 
 export interface ReconciliationReport {
-  since: string;
+  /** Orders compared with the gateway's record. */
   checked: number;
-  refunded: { orderId: string; netCapturedMinor: number }[];
-  mismatches: { orderId: string; problem: string }[];
+  mismatches: Mismatch[];
+  /** True only when the pass stopped before the end of its window. */
+  truncated: boolean;
+  /** Orders the gateway could not be asked about (not counted in `checked`). */
   unreachable: string[];
 }
 
+interface SentOrder {
+  id: string;
+  status: string;
+  force_confirmed: boolean;
+  refund_status: string | null;
+  created_at: string;
+  refund_watching: boolean;
+}
+
+interface Cursor {
+  createdAt: string;
+  id: string;
+}
+
+const PAGE = 200;
+const PARALLEL = 8;
+/** An on-demand pass answers within a request: past this many orders it reports `truncated`. */
+const ON_DEMAND_MAX = 5000;
+/** The scheduled pass starts this far back the first time, then follows its cursor. */
+const FIRST_WINDOW_MS = 24 * 3600_000;
+
 /**
- * Compares recently finished orders with the gateway's record, by reference:
- * - a CANCELED or PAY_FAILED order with money still captured is owed a refund (issued now, with
- *   the refund service's stable keys, so running this twice refunds once);
- * - a CONFIRM_SUCCESS order the gateway has no capture for (and no operator force-confirmed),
- *   or more than one capture for, needs a human: flagged on the timeline, in the metrics, and
- *   logged at error level.
+ * Compares finished orders that were ever sent to the gateway with the gateway's record, page by
+ * page over the whole window, by reference:
+ * - a CANCELED or PAY_FAILED order with money still captured after its refund watch: owed back
+ *   (POST and the scheduled pass issue the refund, with the refund service's stable keys);
+ * - a CONFIRM_SUCCESS order the gateway has no capture for (and no operator force-confirmed), or
+ *   more than one capture for, or any capture on a force-confirmed one: needs a human.
+ * GET only reports. The scheduled pass remembers where it got to (job_state), so every order is
+ * looked at however many finish between two passes, and records when it last succeeded.
  */
 @Injectable()
-export class ReconciliationService implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class ReconciliationService implements OnApplicationBootstrap {
   private readonly logger = new Logger(ReconciliationService.name);
-  private running: Promise<unknown> | undefined;
 
   constructor(
     private readonly db: Db,
-    private readonly orders: OrdersRepository,
-    private readonly lifecycle: OrderLifecycle,
     private readonly refunds: RefundService,
     private readonly gateway: PaymentGateway,
     private readonly metrics: MetricsService,
+    private readonly periodic: PeriodicJobs,
     private readonly config: AppConfig,
-    @Optional() private readonly registry?: SchedulerRegistry,
   ) {}
 
   onApplicationBootstrap(): void {
-    if (!this.config.runsWorkers || !this.registry) return;
-    const timer = setInterval(() => {
-      this.running ??= this.scheduled().finally(() => (this.running = undefined));
-    }, this.config.env.RECONCILE_INTERVAL_MS);
-    this.registry.addInterval('reconciliation', timer);
+    if (!this.config.runsWorkers) return;
+    this.periodic.register('reconciliation', this.config.env.RECONCILE_INTERVAL_MS, SESSION_LOCKS.reconciliation, () => this.scheduled());
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
-    if (this.registry?.doesExist('interval', 'reconciliation')) this.registry.deleteInterval('reconciliation');
-    await this.running;
-  }
-
-  /** One pass over orders finished in the last `sinceMs`, newest first (at most 1000 a pass). */
-  async run(sinceMs: number): Promise<ReconciliationReport> {
-    const since = new Date(Date.now() - sinceMs);
-    const rows = await this.db.sql.rows<{ id: string; status: string; force_confirmed: boolean }>(
-      `SELECT id, status, force_confirmed FROM orders
-        WHERE status IN ('CONFIRM_SUCCESS', 'PAY_FAILED', 'CANCELED') AND updated_at >= $1
-        ORDER BY updated_at DESC LIMIT 1000`,
-      [since],
-    );
-    const report: ReconciliationReport = { since: since.toISOString(), checked: 0, refunded: [], mismatches: [], unreachable: [] };
-    for (const order of rows) {
-      let payments;
-      try {
-        payments = await this.gateway.lookup(order.id);
-      } catch {
-        report.unreachable.push(order.id);
-        continue;
+  /** One pass over the orders sent to the gateway in the last `sinceMs`; `act` issues refunds and raises flags. */
+  async run(sinceMs: number, act: boolean): Promise<ReconciliationReport> {
+    const report: ReconciliationReport = { checked: 0, mismatches: [], truncated: false, unreachable: [] };
+    let cursor: Cursor | undefined;
+    for (;;) {
+      const page = await this.page(sinceMs, cursor, 0);
+      if (report.checked + report.unreachable.length + page.length > ON_DEMAND_MAX) {
+        report.truncated = true;
+        break;
       }
-      report.checked += 1;
-      const captured = payments.filter((p) => p.status === 'succeeded');
-      const net = payments.reduce((sum, p) => sum + netCaptured(p), 0);
-      if (order.status !== 'CONFIRM_SUCCESS' && net > 0) {
-        report.refunded.push({ orderId: order.id, netCapturedMinor: net });
-        this.metrics.reconciliationFixes.inc({ kind: 'refund_issued' });
-        await this.db.tx((sql) => this.orders.owesRefund(sql, order.id, this.lifecycle.refundWatchMs, `reconciliation found ${net} captured on a ${order.status} order`));
-        await this.refunds.process(order.id);
-      } else if (order.status === 'CONFIRM_SUCCESS' && !order.force_confirmed && captured.length !== 1) {
-        const problem = captured.length === 0 ? 'confirmed, but the gateway has no capture' : `confirmed, but the gateway has ${captured.length} captures`;
-        report.mismatches.push({ orderId: order.id, problem });
-        await this.flag(order.id, problem);
-      }
+      await this.check(page, act, report);
+      if (page.length < PAGE) break;
+      const last = page[page.length - 1];
+      cursor = { createdAt: last.created_at, id: last.id };
     }
     return report;
   }
 
-  private async flag(orderId: string, problem: string): Promise<void> {
-    const [{ flagged }] = await this.db.sql.rows<{ flagged: boolean }>(
-      `SELECT EXISTS (SELECT 1 FROM order_events WHERE order_id = $1 AND type = 'reconciliation.mismatch') AS flagged`,
-      [orderId],
-    );
-    if (flagged) return;
-    await this.orders.addEvent(this.db.sql, orderId, 'reconciliation.mismatch', { problem });
-    this.metrics.reconciliationFixes.inc({ kind: 'mismatch' });
-    this.metrics.needsAttention.inc({ reason: 'reconciliation_mismatch' });
-    this.logger.error({ orderId, problem, alert: 'reconciliation_mismatch' }, 'reconciliation mismatch: an operator should look at this order');
+  /** The scheduled pass: from where the last one stopped to now, a page at a time. */
+  private async scheduled(): Promise<void> {
+    const saved = (await this.db.sql.one<{ state: { cursor?: Cursor } }>(RECOVERY_SQL.jobState, ['reconciliation']))?.state;
+    let cursor = saved?.cursor;
+    const report: ReconciliationReport = { checked: 0, mismatches: [], truncated: false, unreachable: [] };
+    // Only orders past any possible TTL: every one of them is finished, so the cursor never passes
+    // an order that could still turn into something to check.
+    const settleMs = this.config.env.RESERVATION_MAX_TTL_MS + this.config.env.PAYMENT_TIMEOUT_MS * 2 + 60_000;
+    for (;;) {
+      if (this.periodic.stopped()) break;
+      const page = await this.page(FIRST_WINDOW_MS * 30, cursor ?? (await this.firstCursor()), settleMs);
+      await this.check(page, true, report);
+      if (page.length === 0 || report.unreachable.length > 0) break; // the gateway did not answer: this page again next time
+      const last = page[page.length - 1];
+      cursor = { createdAt: last.created_at, id: last.id };
+      await this.db.sql.exec(RECOVERY_SQL.saveJobState, ['reconciliation', JSON.stringify({ cursor })]);
+      if (page.length < PAGE) break;
+    }
+    if (report.unreachable.length === 0) {
+      const [{ now_ms }] = await this.db.sql.rows<{ now_ms: number }>(RECOVERY_SQL.dbNow);
+      await this.db.sql.exec(RECOVERY_SQL.saveJobState, ['reconciliation', JSON.stringify({ lastSuccessMs: Number(now_ms) })]);
+    }
+    this.logger.log({ checked: report.checked, mismatches: report.mismatches.length, unreachable: report.unreachable.length }, 'reconciliation pass');
   }
 
-  private async scheduled(): Promise<void> {
-    const runner = this.db.dataSource.createQueryRunner();
-    try {
-      await runner.connect();
-      const [{ locked }] = await runner.query(`SELECT pg_try_advisory_lock($1) AS locked`, [RECONCILE_LOCK]);
-      if (!locked) return;
-      try {
-        const report = await this.run(Math.max(3 * this.config.env.RECONCILE_INTERVAL_MS, 3_600_000));
-        this.logger.log({ checked: report.checked, refunded: report.refunded.length, mismatches: report.mismatches.length }, 'reconciliation pass');
-      } finally {
-        await runner.query(`SELECT pg_advisory_unlock($1)`, [RECONCILE_LOCK]);
-      }
-    } catch (err) {
-      this.logger.warn({ err: (err as Error).message }, 'reconciliation pass failed');
-    } finally {
-      await runner.release().catch(() => undefined);
+  private async firstCursor(): Promise<Cursor> {
+    const [{ now_ms }] = await this.db.sql.rows<{ now_ms: number }>(RECOVERY_SQL.dbNow);
+    return { createdAt: new Date(Number(now_ms) - FIRST_WINDOW_MS).toISOString(), id: '00000000-0000-0000-0000-000000000000' };
+  }
+
+  private async page(sinceMs: number, after: Cursor | undefined, settleMs: number): Promise<SentOrder[]> {
+    return this.db.sql.rows<SentOrder>(RECOVERY_SQL.sentPage, [TERMINAL, sinceMs, after?.createdAt ?? null, after?.id ?? null, PAGE, settleMs]);
+  }
+
+  private async check(orders: SentOrder[], act: boolean, report: ReconciliationReport): Promise<void> {
+    for (let i = 0; i < orders.length; i += PARALLEL) {
+      await Promise.all(orders.slice(i, i + PARALLEL).map((o) => this.checkOne(o, act, report)));
     }
+  }
+
+  private async checkOne(order: SentOrder, act: boolean, report: ReconciliationReport): Promise<void> {
+    let payments: GatewayPayment[];
+    try {
+      payments = await this.gateway.lookup(order.id);
+    } catch {
+      report.unreachable.push(order.id);
+      return;
+    }
+    report.checked += 1;
+    const captures = payments.filter((p) => p.status === 'succeeded');
+    const net = payments.reduce((sum, p) => sum + netCaptured(p), 0);
+    if (order.status !== 'CONFIRM_SUCCESS') {
+      if (net === 0) return;
+      if (act) {
+        this.metrics.reconciliationFixes.inc({ kind: 'refund_issued' });
+        await this.refunds.owe(order.id, `reconciliation found ${net} captured on a ${order.status} order`);
+        await this.refunds.process(order.id);
+      }
+      // A refund still watching is the compensation at work, not a mismatch.
+      if (!order.refund_watching) report.mismatches.push({ orderId: order.id, kind: 'charged_after_release', detail: `${order.status}, but ${net} is still captured` });
+      return;
+    }
+    let mismatch: Mismatch | undefined;
+    if (order.force_confirmed && captures.length > 0) {
+      mismatch = { orderId: order.id, kind: 'capture_on_force_confirmed', detail: `force-confirmed by an operator, and the gateway holds ${captures.length} capture(s)` };
+    } else if (!order.force_confirmed && captures.length !== 1) {
+      mismatch = captures.length === 0
+        ? { orderId: order.id, kind: 'no_capture', detail: 'confirmed, but the gateway has no capture' }
+        : { orderId: order.id, kind: 'multiple_captures', detail: `confirmed, but the gateway has ${captures.length} captures` };
+    }
+    if (!mismatch) return;
+    report.mismatches.push(mismatch);
+    if (act) await this.flag(mismatch);
+  }
+
+  private async flag(m: Mismatch): Promise<void> {
+    const reason = m.kind === 'capture_on_force_confirmed' ? 'capture_on_force_confirmed' : 'reconciliation_mismatch';
+    const row = await this.db.sql.one<{ flagged: boolean }>(ORDERS_SQL.flagAttention, [m.orderId, reason, JSON.stringify({ kind: m.kind, detail: m.detail })]);
+    if (!row?.flagged) return;
+    this.metrics.reconciliationFixes.inc({ kind: 'mismatch' });
+    this.metrics.needsAttention.inc({ reason });
+    this.logger.error({ orderId: m.orderId, kind: m.kind, detail: m.detail, alert: reason }, 'reconciliation mismatch: an operator should look at this order');
   }
 }

@@ -11,7 +11,7 @@ export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 // machine never drop each other's template.
 process.env.TCC_TEST_TEMPLATE ??= `tcc_test_template_${process.pid}`;
 export const TEMPLATE_DB = process.env.TCC_TEST_TEMPLATE;
-export const ADMIN_TOKEN = 'test-admin-token';
+export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
 export function databaseUrl(name: string): string {
   const u = new URL(PG_ADMIN_URL);

@@ -1,0 +1,72 @@
+import { Static, Type } from '@sinclair/typebox';
+import { intText, SKU_PATTERN } from '../http/schemas.js';
+import { ORDER_STATUSES } from '../orders/order-state.js';
+import { Order } from '../orders/orders.schemas.js';
+import { REFUND_STATUSES } from '../orders/refund-state.js';
+
+const status = Type.String({ enum: [...ORDER_STATUSES], 'x-message': `status must be one of ${ORDER_STATUSES.join(', ')}` });
+const olderThan = intText(/^(?:0|[1-9]\d{0,6})$/, 'olderThanMinutes must be an integer from 0 to 9999999');
+const customerId = Type.String({ minLength: 1, maxLength: 128, 'x-message': 'customerId must be 1-128 characters' });
+const sku = Type.String({ pattern: SKU_PATTERN.source, 'x-message': 'sku must be 1-64 characters of [A-Za-z0-9_.:-]' });
+
+export const ListOrdersQuery = Type.Object(
+  {
+    status: Type.Optional(status),
+    needsAttention: Type.Optional(Type.String({ enum: ['true', 'false'], 'x-message': 'needsAttention must be true or false' })),
+    olderThanMinutes: Type.Optional(olderThan),
+    customerId: Type.Optional(customerId),
+    sku: Type.Optional(sku),
+    limit: Type.Optional(intText(/^(?:[1-9]\d{0,2}|1000)$/, 'limit must be an integer from 1 to 1000')),
+    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'nextCursor of the previous page' })),
+  },
+  { additionalProperties: false },
+);
+export type ListOrdersQuery = Static<typeof ListOrdersQuery>;
+
+export const BulkCancelBody = Type.Object(
+  {
+    filter: Type.Object(
+      {
+        status: Type.Optional(status),
+        olderThanMinutes: Type.Optional(Type.Integer({ minimum: 0, maximum: 9_999_999, 'x-message': 'olderThanMinutes must be an integer from 0 to 9999999' })),
+        sku: Type.Optional(sku),
+        customerId: Type.Optional(customerId),
+      },
+      { additionalProperties: false },
+    ),
+    reason: Type.String({ minLength: 1, maxLength: 500, 'x-message': 'reason must be 1-500 characters' }),
+    dryRun: Type.Boolean({ 'x-message': 'dryRun must be true or false' }),
+  },
+  { additionalProperties: false },
+);
+export type BulkCancelBody = Static<typeof BulkCancelBody>;
+
+export const ReconciliationQuery = Type.Object(
+  { sinceMinutes: Type.Optional(intText(/^(?:[1-9]\d{0,3}|[1-3]\d{4}|4[0-2]\d{3}|43200)$/, 'sinceMinutes must be an integer from 1 to 43200')) },
+  { additionalProperties: false },
+);
+export const ReconciliationBody = Type.Object(
+  { sinceMinutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 43_200, 'x-message': 'sinceMinutes must be an integer from 1 to 43200' })) },
+  { additionalProperties: false },
+);
+
+export const AdminOrder = Type.Composite([
+  Order,
+  Type.Object({
+    nextActionAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    refundStatus: Type.Union([...REFUND_STATUSES.map((s) => Type.Literal(s)), Type.Null()]),
+    needsAttention: Type.Boolean(),
+  }),
+]);
+
+export const OrderPage = Type.Object({ data: Type.Array(AdminOrder), nextCursor: Type.Union([Type.String(), Type.Null()]) });
+export const Timeline = Type.Object({
+  data: Type.Array(Type.Object({ type: Type.String(), at: Type.String({ format: 'date-time' }), data: Type.Record(Type.String(), Type.Unknown()) })),
+});
+export const BulkCancelResult = Type.Object({ matched: Type.Integer(), canceled: Type.Array(Type.String()) });
+export const ReconciliationReport = Type.Object({
+  checked: Type.Integer(),
+  mismatches: Type.Array(Type.Object({ orderId: Type.String(), kind: Type.String(), detail: Type.String() })),
+  truncated: Type.Boolean(),
+  unreachable: Type.Array(Type.String()),
+});

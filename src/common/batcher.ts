@@ -1,0 +1,109 @@
+/**
+ * Group commit: requests that arrive while the database is busy are collected and sent as one
+ * call. A batch leaves when `maxBatch` requests wait, or `windowMs` after the first one arrived
+ * (0: at the end of the current turn of the event loop), and at most `maxInFlight` batches run
+ * at once — so under load batches grow by themselves, and alone a request waits for nothing.
+ *
+ * Requests that share a key (`keyOf`) never travel in one batch, nor in two batches running at
+ * once: the later one waits for the next batch, where it sees what the first one did. A batch that fails rejects every request in it;
+ * the database call being one transaction, none of them changed anything.
+ */
+export interface BatcherOptions<Req, Res> {
+  maxBatch: number;
+  maxInFlight: number;
+  windowMs: number;
+  keyOf?: (req: Req) => string;
+  /** One call for the whole batch; returns one result per request, in order. */
+  run: (batch: Req[]) => Promise<Res[]>;
+  /** Told the size of every batch sent (metrics). */
+  onBatch?: (size: number) => void;
+}
+
+interface Waiting<Req, Res> {
+  req: Req;
+  resolve: (res: Res) => void;
+  reject: (err: unknown) => void;
+}
+
+export class Batcher<Req, Res> {
+  private queue: Waiting<Req, Res>[] = [];
+  private inFlight = 0;
+  private timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
+  private idleWaiters: (() => void)[] = [];
+  private readonly keysInFlight = new Set<string>();
+
+  constructor(private readonly opts: BatcherOptions<Req, Res>) {}
+
+  submit(req: Req): Promise<Res> {
+    return new Promise<Res>((resolve, reject) => {
+      this.queue.push({ req, resolve, reject });
+      if (this.queue.length >= this.opts.maxBatch) this.flush();
+      else this.schedule();
+    });
+  }
+
+  /** Requests waiting or in flight. */
+  get pending(): number {
+    return this.queue.length + this.inFlight;
+  }
+
+  /** Resolves once nothing is queued or running (shutdown). */
+  async drained(): Promise<void> {
+    if (this.queue.length === 0 && this.inFlight === 0) return;
+    await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private schedule(): void {
+    if (this.timer) return;
+    const fire = () => {
+      this.timer = undefined;
+      this.flush();
+    };
+    this.timer = this.opts.windowMs > 0 ? setTimeout(fire, this.opts.windowMs) : setImmediate(fire);
+  }
+
+  private flush(): void {
+    while (this.queue.length > 0 && this.inFlight < this.opts.maxInFlight) {
+      const batch = this.take();
+      if (batch.length === 0) return; // every waiting key is in flight: the batch's end flushes again
+      this.inFlight += 1;
+      void this.send(batch);
+    }
+  }
+
+  private take(): Waiting<Req, Res>[] {
+    const { keyOf, maxBatch } = this.opts;
+    if (!keyOf) return this.queue.splice(0, maxBatch);
+    const batch: Waiting<Req, Res>[] = [];
+    const rest: Waiting<Req, Res>[] = [];
+    const keys = new Set<string>();
+    for (const w of this.queue) {
+      const key = keyOf(w.req);
+      if (batch.length < maxBatch && !keys.has(key) && !this.keysInFlight.has(key)) {
+        keys.add(key);
+        batch.push(w);
+      } else {
+        rest.push(w);
+      }
+    }
+    this.queue = rest;
+    for (const key of keys) this.keysInFlight.add(key);
+    return batch;
+  }
+
+  private async send(batch: Waiting<Req, Res>[]): Promise<void> {
+    try {
+      this.opts.onBatch?.(batch.length);
+      const results = await this.opts.run(batch.map((w) => w.req));
+      batch.forEach((w, i) => w.resolve(results[i]));
+    } catch (err) {
+      for (const w of batch) w.reject(err);
+    } finally {
+      this.inFlight -= 1;
+      if (this.opts.keyOf) for (const w of batch) this.keysInFlight.delete(this.opts.keyOf(w.req));
+      // What arrived meanwhile has waited a whole batch already: send it now.
+      if (this.queue.length > 0) this.flush();
+      else if (this.inFlight === 0) for (const done of this.idleWaiters.splice(0)) done();
+    }
+  }
+}

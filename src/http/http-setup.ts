@@ -1,0 +1,106 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RawServerBase } from 'fastify';
+import type pino from 'pino';
+import { AppError } from '../common/errors.js';
+import { requestContext } from '../logging/logger.js';
+import { MetricsService } from '../metrics/metrics.service.js';
+import { Authenticator } from './auth.js';
+import { BODY_LIMIT, parseJsonBody } from './json-body.js';
+import { answerError, sendProblem } from './problem.js';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The caller's X-Request-Id when it is valid, else a new one. */
+export function requestIdOf(req: { headers: Record<string, string | string[] | undefined> }): string {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+}
+
+/** Order ids in paths, so a log line names the order it is about. */
+const ORDER_IN_PATH = /^\/(?:admin\/)?orders\/([0-9a-fA-F-]{36})(?:\/|$)/;
+
+export interface HttpSetup {
+  auth: Authenticator;
+  metrics: MetricsService;
+  logger: pino.Logger;
+  logRequests: 'all' | 'errors';
+}
+
+/** Paths only: query strings may carry what must not be logged. */
+function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+}
+
+/**
+ * Fastify's side of the HTTP contract, before and around Nest's handlers: request ids, auth ahead
+ * of the body, bodies parsed as JSON under the input rules, problem+json for every error Fastify
+ * itself raises, an access log line and latency by route.
+ */
+export function configureHttp(app: FastifyInstance, setup: HttpSetup): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (_req, body, done) => {
+    try {
+      done(null, parseJsonBody(body as string));
+    } catch (err) {
+      done(err as Error, undefined);
+    }
+  });
+
+  app.addHook('onRequest', (req, reply, done) => {
+    reply.header('x-request-id', req.id);
+    const denied = setup.auth.check(req, reply);
+    if (denied) {
+      sendProblem(reply, denied.code, denied.message, denied.extra);
+      return;
+    }
+    done();
+  });
+
+  // Everything the handler does, down to the gateway call it causes, logs with this request's id.
+  app.addHook('preHandler', (req, _reply, done) => {
+    requestContext.run({ reqId: req.id }, done);
+  });
+
+  app.addHook('onResponse', (req, reply, done) => {
+    const route = req.routeOptions?.url ?? 'unmatched';
+    const status = reply.statusCode;
+    setup.metrics.httpDuration.observe({ method: req.method, route, status: String(status) }, reply.elapsedTime / 1000);
+    if (setup.logRequests === 'all' || status >= 500) {
+      const path = pathOf(req.url);
+      const order = ORDER_IN_PATH.exec(path);
+      if (!(route === '/metrics' || route.startsWith('/health'))) {
+        setup.logger[status >= 500 ? 'error' : 'info'](
+          { req: { id: req.id, method: req.method, url: path }, res: { statusCode: status }, responseTime: Math.round(reply.elapsedTime), ...(order ? { orderId: order[1] } : {}) },
+          'request completed',
+        );
+      }
+    }
+    done();
+  });
+
+  app.setErrorHandler((err, _req, reply) => answerError(err, reply));
+}
+
+/**
+ * Fastify's router errors, in the contract's words: a path segment that is not valid
+ * percent-encoding is a malformed id, 404 — except where a malformed SKU is a validation error
+ * (PUT /admin/inventory/{sku}). Auth still comes first.
+ */
+export function frameworkErrors(auth: () => Authenticator) {
+  return (err: Error, req: FastifyRequest<any, RawServerBase>, reply: FastifyReply<any, RawServerBase>): void => {
+    reply.header('x-request-id', req.id);
+    const denied = auth().check(req as FastifyRequest, reply as FastifyReply);
+    if (denied) {
+      sendProblem(reply as FastifyReply, denied.code, denied.message, denied.extra);
+      return;
+    }
+    const path = pathOf(req.url);
+    if (req.method === 'PUT' && /^\/admin\/inventory\//.test(path)) {
+      answerError(AppError.validation([{ field: 'sku', message: 'sku must be 1-64 characters of [A-Za-z0-9_.:-]' }]), reply as FastifyReply);
+      return;
+    }
+    answerError(new AppError('NOT_FOUND', 'no such resource'), reply as FastifyReply);
+    void err;
+  };
+}

@@ -1,0 +1,50 @@
+import { AppError, FieldError } from '../common/errors.js';
+
+export const BODY_LIMIT = 64 * 1024;
+export const MAX_DEPTH = 32;
+
+/** U+0000, or a UTF-16 surrogate without its other half: Postgres cannot store either. */
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * A request body: JSON, whatever the declared content type, with the contract's input rules
+ * applied to every value before anything else looks at it. Empty means no body.
+ */
+export function parseJsonBody(text: string): unknown {
+  if (text.trim() === '') return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new AppError('MALFORMED_JSON', 'the body is not valid JSON');
+  }
+  const problem = inspect(value, '');
+  if (problem) throw AppError.validation([problem]);
+  return value;
+}
+
+/**
+ * The first violation of the input rules that hold on every route: nested deeper than 32
+ * levels, or a string (a value or a key) that holds U+0000 or a lone surrogate.
+ */
+export function inspect(value: unknown, path: string, depth = 0): FieldError | undefined {
+  if (typeof value === 'string') {
+    return UNSTORABLE.test(value) ? { field: path || 'body', message: 'must not contain U+0000 or an unpaired UTF-16 surrogate' } : undefined;
+  }
+  if (value === null || typeof value !== 'object') return undefined;
+  if (depth >= MAX_DEPTH) return { field: path || 'body', message: `is nested deeper than ${MAX_DEPTH} levels` };
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const bad = inspect(value[i], `${path}[${i}]`, depth + 1);
+      if (bad) return bad;
+    }
+    return undefined;
+  }
+  for (const key of Object.keys(value)) {
+    const field = path ? `${path}.${key}` : key;
+    if (UNSTORABLE.test(key)) return { field: (path || 'body'), message: 'has a key that contains U+0000 or an unpaired UTF-16 surrogate' };
+    const bad = inspect((value as Record<string, unknown>)[key], field, depth + 1);
+    if (bad) return bad;
+  }
+  return undefined;
+}

@@ -1,0 +1,46 @@
+import { Type } from '@sinclair/typebox';
+
+/**
+ * Shared pieces of the request and response schemas: validation (http/validation.ts) and the
+ * OpenAPI document use these same objects.
+ */
+export const SKU_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
+export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9_.:-]{1,255}$/;
+export const NAME_PATTERN = SKU_PATTERN;
+
+export const SkuString = Type.String({ pattern: SKU_PATTERN.source, 'x-message': 'sku must be 1-64 characters of [A-Za-z0-9_.:-]', example: 'SKU-1' });
+
+export const Line = Type.Object(
+  {
+    sku: SkuString,
+    quantity: Type.Integer({ minimum: 1, maximum: 1000, 'x-message': 'quantity must be an integer from 1 to 1000', example: 2 }),
+  },
+  { additionalProperties: false },
+);
+
+export const Lines = Type.Array(Line, { minItems: 1, maxItems: 50, 'x-message': 'items must hold 1-50 lines', description: 'each SKU at most once' });
+
+export const Reason = Type.Object(
+  { reason: Type.String({ minLength: 1, maxLength: 500, 'x-message': 'reason must be 1-500 characters' }) },
+  { additionalProperties: false },
+);
+
+/** Query integers arrive as text: digits only, range checked by the caller's pattern. */
+export const intText = (pattern: RegExp, message: string) => Type.String({ pattern: pattern.source, 'x-message': message });
+
+export const ORDER_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Order ids are UUIDs; anything else cannot name an order (answered 404, never 400 or 500). */
+export function isOrderId(id: string): boolean {
+  return ORDER_ID_PATTERN.test(id);
+}
+
+/** Each SKU at most once in an order's lines (JSON Schema's uniqueItems compares whole lines). */
+export function duplicateSku(items: { sku: string }[]): string | undefined {
+  const seen = new Set<string>();
+  for (const { sku } of items) {
+    if (seen.has(sku)) return sku;
+    seen.add(sku);
+  }
+  return undefined;
+}

@@ -1,0 +1,50 @@
+import { Static, Type } from '@sinclair/typebox';
+import { Lines } from '../http/schemas.js';
+
+export const MAX_PRICE_MINOR = 100_000_000_000;
+
+export const UpsertSkuBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ maxLength: 200, 'x-message': 'name must be a string of at most 200 characters' })),
+    priceMinor: Type.Integer({ minimum: 0, maximum: MAX_PRICE_MINOR, 'x-message': `priceMinor must be an integer from 0 to ${MAX_PRICE_MINOR}`, example: 1250 }),
+    currency: Type.String({ pattern: '^[A-Z]{3}$', 'x-message': 'currency must be an ISO 4217 code (3 upper-case letters)', example: 'USD' }),
+    onHand: Type.Integer({ minimum: 0, maximum: 1_000_000_000, 'x-message': 'onHand must be an integer from 0 to 1000000000', example: 100 }),
+  },
+  { additionalProperties: false },
+);
+export type UpsertSkuBody = Static<typeof UpsertSkuBody>;
+
+export const InventoryView = Type.Object({
+  sku: Type.String(),
+  name: Type.String(),
+  priceMinor: Type.Integer(),
+  currency: Type.String(),
+  onHand: Type.Integer(),
+  reserved: Type.Integer(),
+  available: Type.Integer(),
+});
+
+const TX_ID = { pattern: '^[A-Za-z0-9_.:-]{1,128}$', 'x-message': 'transactionId must be 1-128 characters of [A-Za-z0-9_.:-]' };
+
+/** DTM sends one body to every phase: Confirm and Cancel accept (and ignore) the Try's fields. */
+export const TccTryBody = Type.Object(
+  {
+    transactionId: Type.String(TX_ID),
+    items: Lines,
+    timeoutMs: Type.Optional(Type.Integer({ minimum: 1000, 'x-message': 'timeoutMs must be an integer of at least 1000' })),
+  },
+  { additionalProperties: false },
+);
+export type TccTryBody = Static<typeof TccTryBody>;
+
+export const TccPhaseBody = Type.Object(
+  {
+    transactionId: Type.String(TX_ID),
+    items: Type.Optional(Lines),
+    timeoutMs: Type.Optional(Type.Integer({ minimum: 1000 })),
+  },
+  { additionalProperties: false },
+);
+export type TccPhaseBody = Static<typeof TccPhaseBody>;
+
+export const TccStatus = Type.Object({ status: Type.Union([Type.Literal('RESERVED'), Type.Literal('CONFIRMED'), Type.Literal('CANCELED')]) });

@@ -1,0 +1,83 @@
+import { LoggerService } from '@nestjs/common';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import pino from 'pino';
+
+/** What a log line about a request carries: its X-Request-Id. */
+export interface RequestContext {
+  reqId: string;
+}
+
+/** Set for the handler of every HTTP request (see http/http-setup.ts). */
+export const requestContext = new AsyncLocalStorage<RequestContext>();
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+/**
+ * JSON lines on stdout, written asynchronously (a busy event loop does not wait on the pipe) and
+ * flushed on exit. Secrets never reach it: code logs explicit fields (no headers, no query
+ * strings, no request bodies), and anything named like a secret is censored anyway.
+ */
+export function createRootLogger(level: LogLevel, base: Record<string, unknown>): pino.Logger {
+  const destination = pino.destination({ dest: 1, sync: false, minLength: 0 });
+  process.once('exit', () => {
+    try {
+      destination.flushSync();
+    } catch {
+      // stdout already closed
+    }
+  });
+  return pino(
+    {
+      level,
+      base,
+      messageKey: 'msg',
+      redact: { paths: ['paymentToken', '*.paymentToken', 'payment_token', '*.payment_token', 'authorization', '*.authorization', 'secret', '*.secret', 'token'], censor: '[redacted]' },
+      serializers: { err: pino.stdSerializers.err },
+    },
+    destination,
+  );
+}
+
+/** Nest's LoggerService over pino; a line logged while serving a request carries its reqId. */
+export class PinoLoggerService implements LoggerService {
+  constructor(private readonly root: pino.Logger) {}
+
+  log(message: unknown, ...rest: unknown[]): void {
+    this.write('info', message, rest);
+  }
+  error(message: unknown, ...rest: unknown[]): void {
+    this.write('error', message, rest);
+  }
+  warn(message: unknown, ...rest: unknown[]): void {
+    this.write('warn', message, rest);
+  }
+  debug(message: unknown, ...rest: unknown[]): void {
+    this.write('debug', message, rest);
+  }
+  verbose(message: unknown, ...rest: unknown[]): void {
+    this.write('trace', message, rest);
+  }
+  fatal(message: unknown, ...rest: unknown[]): void {
+    this.write('fatal', message, rest);
+  }
+
+  /** Nest calls (message, ...params, context); code here calls logger.warn({ fields }, 'text'). */
+  private write(level: pino.Level, message: unknown, rest: unknown[]): void {
+    if (!this.root.isLevelEnabled(level)) return;
+    const params = [...rest];
+    const context = typeof params[params.length - 1] === 'string' && params.length >= 1 ? (params.pop() as string) : undefined;
+    const fields: Record<string, unknown> = {};
+    let msg: string | undefined;
+    if (message !== null && typeof message === 'object' && !(message instanceof Error)) Object.assign(fields, message);
+    else if (message instanceof Error) fields.err = message;
+    else msg = String(message);
+    for (const p of params) {
+      if (typeof p === 'string' && msg === undefined) msg = p;
+      else if (typeof p === 'string' && level === 'error' && !fields.stack) fields.stack = p;
+    }
+    if (context) fields.context = context;
+    const reqId = requestContext.getStore()?.reqId;
+    if (reqId) fields.reqId = reqId;
+    this.root[level](fields, msg ?? '');
+  }
+}

@@ -1,0 +1,12 @@
+/**
+ * What /metrics reads from Postgres: every query bounded by an index or a small table, none a
+ * count over every order (order_counts plus the deltas triggers append on every status change). Sent unnamed:
+ * planned with the actual state lists, so Postgres can use the partial indexes on them.
+ */
+export const METRICS_SQL = {
+  scrape: `SELECT (SELECT coalesce(json_object_agg(status, n), '{}') FROM (SELECT status, sum(n)::bigint AS n FROM (SELECT status, n FROM order_counts UNION ALL SELECT status, delta FROM order_count_deltas) x GROUP BY status) c) AS by_status,
+                  (SELECT count(*) FROM orders WHERE needs_attention) AS needing_attention,
+                  (SELECT extract(epoch FROM now() - min(created_at)) FROM orders WHERE status = ANY ($1::text[])) AS oldest_holding,
+                  (SELECT count(*) FROM orders WHERE refund_status = $2) AS refunds_pending,
+                  (SELECT (state->>'lastSuccessMs')::float8 / 1000 FROM job_state WHERE name = 'reconciliation') AS reconciled_at`,
+} as const;

@@ -1,0 +1,43 @@
+import { Static, Type } from '@sinclair/typebox';
+import { Lines } from '../http/schemas.js';
+import { ORDER_STATUSES } from './order-state.js';
+
+export const CreateOrderBody = Type.Object(
+  {
+    customerId: Type.String({ minLength: 1, maxLength: 128, 'x-message': 'customerId must be a string of 1-128 characters', example: 'c-1' }),
+    items: Lines,
+  },
+  { additionalProperties: false },
+);
+export type CreateOrderBody = Static<typeof CreateOrderBody>;
+
+export const ConfirmBody = Type.Object(
+  { paymentToken: Type.Optional(Type.String({ minLength: 1, maxLength: 512, 'x-message': 'paymentToken must be a string of 1-512 characters', description: 'passed to the gateway' })) },
+  { additionalProperties: false },
+);
+export type ConfirmBody = Static<typeof ConfirmBody>;
+
+export const ExtendBody = Type.Object(
+  { extendByMs: Type.Integer({ minimum: 1000, maximum: 3_600_000, 'x-message': 'extendByMs must be an integer from 1000 to 3600000' }) },
+  { additionalProperties: false },
+);
+export type ExtendBody = Static<typeof ExtendBody>;
+
+export const OrderItem = Type.Object({ sku: Type.String(), quantity: Type.Integer(), unitPriceMinor: Type.Integer() });
+
+/** The contract's order JSON (built by Postgres: tcc_order_json). */
+export const Order = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  transactionId: Type.String(),
+  customerId: Type.String(),
+  status: Type.Union(ORDER_STATUSES.map((s) => Type.Literal(s))),
+  items: Type.Array(OrderItem),
+  amountMinor: Type.Integer(),
+  currency: Type.String({ example: 'USD' }),
+  reservationExpiresAt: Type.String({ format: 'date-time' }),
+  confirmAttempts: Type.Integer(),
+  paymentId: Type.Union([Type.String(), Type.Null()]),
+  failureReason: Type.Union([Type.String(), Type.Null()]),
+  createdAt: Type.String({ format: 'date-time' }),
+  updatedAt: Type.String({ format: 'date-time' }),
+});

@@ -1,0 +1,70 @@
+import { statement } from '../database/db.js';
+
+/**
+ * Every statement of the orders module. The heavy lifting lives in SQL functions (migrations):
+ * tcc_try_batch (Try for a batch), tcc_claim (one gateway attempt at a time), tcc_apply (the
+ * only writer of orders.status, for a batch of moves). State lists are parameters, never retyped.
+ */
+export const ORDERS_SQL = {
+  tryBatch: statement(
+    'orders_try_batch',
+    `SELECT r_idx, r_outcome, r_body, r_sku, r_requested, r_available
+       FROM tcc_try_batch($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::text[], $7::int[], $8::float8, $9::int, $10::text[], $11::boolean)`,
+  ),
+
+  claim: statement('orders_claim', `SELECT * FROM tcc_claim($1::uuid[], $2::text[], $3::boolean[], $4::float8, $5::text[])`),
+
+  apply: statement('orders_apply', `SELECT * FROM tcc_apply($1::jsonb, $2::text[], $3::text)`),
+
+  body: statement('orders_body', `SELECT o.status, tcc_order_json(o)::text AS body FROM orders o WHERE o.id = $1`),
+
+  /** What the coordinator decides on, by the database's clock. */
+  state: statement(
+    'orders_state',
+    `SELECT o.id, o.status, o.transaction_id, o.amount_minor, o.currency, o.payment_key, o.confirm_attempts,
+            o.payment_requested_at IS NOT NULL AS charge_requested,
+            o.reservation_expires_at <= now() AS expired,
+            coalesce(o.lease_until > now(), false) AS leased,
+            coalesce(o.next_action_at <= now(), false) AS due,
+            o.force_confirmed, o.refund_status, o.refund_failures, o.needs_attention,
+            tcc_order_json(o)::text AS body
+       FROM orders o WHERE o.id = $1`,
+  ),
+
+  /** The expiry's own lease: the gateway is asked with no other step running on the order. */
+  claimExpiry: statement(
+    'orders_claim_expiry',
+    `UPDATE orders SET lease_until = now() + make_interval(secs => $2::float8 / 1000),
+                       next_action_at = now() + make_interval(secs => $2::float8 / 1000)
+      WHERE id = $1 AND status = ANY ($3::text[]) AND reservation_expires_at <= now()
+        AND (lease_until IS NULL OR lease_until <= now())
+      RETURNING payment_requested_at IS NOT NULL AS charge_requested, lease_until::text AS lease`,
+  ),
+
+  /**
+   * Holding orders with something due, by the database's clock: the TTL passed or the next retry,
+   * lookup or resumption came — and no step is running on them. `$1` ms of grace lets the
+   * jobs go first when the sweeper asks. Unnamed (a plain string): planned with the actual state
+   * list each time, so the partial indexes on holding orders serve it.
+   */
+  due: `SELECT id, reservation_expires_at <= now() AND payment_requested_at IS NULL AS expired_unpaid
+       FROM orders
+      WHERE status = ANY ($3::text[])
+        AND (lease_until IS NULL OR lease_until <= now())
+        AND (reservation_expires_at <= now() - make_interval(secs => $1::float8 / 1000)
+             OR next_action_at <= now() - make_interval(secs => $1::float8 / 1000))
+      ORDER BY least(reservation_expires_at, coalesce(next_action_at, reservation_expires_at))
+      LIMIT $2`,
+
+  /** The earliest due time in a bucket that is not due yet (the database clock runs behind ours). */
+  nextDueBefore: `SELECT extract(epoch FROM least(
+              (SELECT min(reservation_expires_at) FROM orders WHERE status = ANY ($2::text[]) AND reservation_expires_at > now() AND reservation_expires_at <= $1),
+              (SELECT min(next_action_at) FROM orders WHERE status = ANY ($2::text[]) AND next_action_at > now() AND next_action_at <= $1)
+            ) - now()) * 1000 AS in_ms`,
+
+  events: statement('orders_events', `SELECT type, at, data FROM order_events WHERE order_id = $1 ORDER BY id`),
+
+  addEvent: statement('orders_add_event', `INSERT INTO order_events (order_id, type, data) VALUES ($1, $2, $3::jsonb)`),
+
+  flagAttention: statement('orders_flag_attention', `SELECT tcc_flag_attention($1::uuid, $2, $3::jsonb) AS flagged`),
+} as const;

@@ -1,0 +1,22 @@
+/**
+ * The compensation's states, in one place. A released order that may have been charged is owed a
+ * refund check (PENDING) until its watch window passes with nothing captured (DONE). A refund that
+ * keeps failing past REFUND_ALERT_AFTER_MS turns NEEDS_ATTENTION — and is still retried: a human
+ * is told, the money is not forgotten.
+ */
+export const REFUND_STATUSES = ['PENDING', 'DONE', 'NEEDS_ATTENTION'] as const;
+export type RefundStatus = (typeof REFUND_STATUSES)[number];
+
+export const REFUND: { readonly pending: RefundStatus; readonly done: RefundStatus; readonly needsAttention: RefundStatus } = {
+  pending: 'PENDING',
+  done: 'DONE',
+  needsAttention: 'NEEDS_ATTENTION',
+};
+
+/** Refund rounds still to run (a round keeps going while a human looks). */
+export const REFUND_OPEN: readonly RefundStatus[] = [REFUND.pending, REFUND.needsAttention];
+
+/** After a release, how long the service keeps asking the gateway for a charge to refund. */
+export function refundWatchMs(paymentTimeoutMs: number): number {
+  return Math.max(60_000, 10 * paymentTimeoutMs);
+}

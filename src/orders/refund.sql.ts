@@ -1,0 +1,58 @@
+import { statement } from '../database/db.js';
+
+/** The compensation's statements. Refund states are parameters ($n::text[] of REFUND_OPEN, …). */
+export const REFUND_SQL = {
+  /** Takes a due refund round for a lease: a duplicate delivery finds nothing due. */
+  claimRound: statement(
+    'refund_claim_round',
+    `UPDATE orders SET refund_next_at = now() + make_interval(secs => $2::float8 / 1000)
+      WHERE id = $1 AND refund_status = ANY ($3::text[]) AND refund_next_at <= now()
+      RETURNING refund_failures, refund_status,
+                extract(epoch FROM now() - coalesce(refund_owed_at, now())) * 1000 AS owed_for_ms`,
+  ),
+
+  /** A refund the gateway accepted: on the timeline and in the outbox. */
+  refunded: statement(
+    'refund_refunded',
+    `WITH e AS (INSERT INTO order_events (order_id, type, data) VALUES ($1, 'refund.succeeded', $2::jsonb))
+     SELECT tcc_emit('refund.succeeded', ARRAY[$1::uuid])`,
+  ),
+
+  /** Nothing left to refund this round: done once the watch window is over, else look again soon. */
+  roundDone: statement(
+    'refund_round_done',
+    `UPDATE orders SET refund_failures = 0,
+            refund_status = CASE WHEN refund_check_until <= now() THEN $3 ELSE refund_status END,
+            refund_next_at = CASE WHEN refund_check_until <= now() THEN NULL
+                                  ELSE least(refund_check_until, now() + make_interval(secs => $2::float8 / 1000)) END
+      WHERE id = $1 AND refund_status = ANY ($4::text[])`,
+  ),
+
+  roundFailed: statement(
+    'refund_round_failed',
+    `WITH u AS (
+       UPDATE orders SET refund_failures = $2, refund_next_at = now() + make_interval(secs => $3::float8 / 1000)
+        WHERE id = $1 AND refund_status = ANY ($5::text[]) RETURNING id)
+     INSERT INTO order_events (order_id, type, data) SELECT id, 'refund.failed', $4::jsonb FROM u`,
+  ),
+
+  /** Still failing past REFUND_ALERT_AFTER_MS: NEEDS_ATTENTION (and still retried). */
+  needsAttention: statement(
+    'refund_needs_attention',
+    `WITH u AS (UPDATE orders SET refund_status = $2 WHERE id = $1 AND refund_status = $3 RETURNING id)
+     SELECT tcc_flag_attention(id, 'refund_failing', $4::jsonb) AS flagged FROM u`,
+  ),
+
+  /** Reconciliation found money on a released order: (re)open the refund watch. */
+  owe: statement(
+    'refund_owe',
+    `WITH u AS (
+       UPDATE orders SET refund_status = CASE WHEN refund_status = $4 THEN refund_status ELSE $3 END,
+              refund_next_at = now(),
+              refund_owed_at = CASE WHEN refund_status = ANY ($5::text[]) THEN coalesce(refund_owed_at, now()) ELSE now() END,
+              refund_check_until = greatest(coalesce(refund_check_until, now()), now() + make_interval(secs => $2::float8 / 1000)),
+              updated_at = now()
+        WHERE id = $1 RETURNING id)
+     INSERT INTO order_events (order_id, type, data) SELECT id, 'refund.owed', $6::jsonb FROM u`,
+  ),
+} as const;

@@ -1,0 +1,182 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Batcher } from '../common/batcher.js';
+import { AppError } from '../common/errors.js';
+import { AppConfig } from '../config/app-config.js';
+import { Db } from '../database/db.js';
+import { MetricsService } from '../metrics/metrics.service.js';
+import { HOLDING } from './order-state.js';
+import { OrderScheduler } from './order-scheduler.js';
+import { ORDERS_SQL } from './orders.sql.js';
+
+export interface TryRequest {
+  key: string;
+  /** What the key is bound to: the request body, equal as JSON with key order aside. */
+  hash: string;
+  customerId: string;
+  items: { sku: string; quantity: number }[];
+}
+
+export interface TryResult {
+  created: boolean;
+  /** The order JSON, as Postgres wrote it. */
+  body: string;
+}
+
+interface Row {
+  r_idx: number;
+  r_outcome: string;
+  r_body: string | null;
+  r_sku: string | null;
+  r_requested: number | null;
+  r_available: number | null;
+}
+
+/** Past this many SKUs the sold-out hints start over (they only steer, never decide). */
+const MAX_HINTS = 50_000;
+
+/**
+ * The group-commit engine for Try. Concurrent Trys in this process are sent to Postgres together,
+ * as one call of tcc_try_batch (one transaction, one commit); each order in a batch stays
+ * all-or-nothing and independent of the others, and orders on one SKU reserve in arrival order.
+ *
+ * Sold out: each batch reports what it left of every SKU it saw. A Try that this says cannot fit
+ * goes to a second batcher whose calls never take a lock (judged on the last committed stock):
+ * its refusal does not queue behind the hot row — and if the stock is there after all (a restock,
+ * a release), the snapshot says so and the Try takes the normal path. A hint only steers; the
+ * answer always comes from Postgres.
+ */
+@Injectable()
+export class TryEngine {
+  private readonly logger = new Logger(TryEngine.name);
+  private readonly main: Batcher<TryRequest, Row>;
+  private readonly probe: Batcher<TryRequest, Row>;
+  private readonly available = new Map<string, number>();
+  private readonly env: AppConfig['env'];
+
+  constructor(
+    private readonly db: Db,
+    private readonly scheduler: OrderScheduler,
+    config: AppConfig,
+    metrics: MetricsService,
+  ) {
+    this.env = config.env;
+    const opts = { maxBatch: this.env.TRY_BATCH_MAX, windowMs: this.env.TRY_BATCH_WINDOW_MS, keyOf: (r: TryRequest) => r.key };
+    this.main = new Batcher<TryRequest, Row>({
+      ...opts,
+      maxInFlight: this.env.TRY_BATCH_IN_FLIGHT,
+      onBatch: (n) => metrics.batchSize.observe({ engine: 'try' }, n),
+      run: (batch) => this.run(batch, false),
+    });
+    this.probe = new Batcher<TryRequest, Row>({
+      ...opts,
+      maxInFlight: 2,
+      onBatch: (n) => metrics.batchSize.observe({ engine: 'probe' }, n),
+      run: (batch) => this.run(batch, true),
+    });
+  }
+
+  /**
+   * Reserves every line or nothing. A key that another Try is claiming right now is tried again
+   * until IDEMPOTENCY_WAIT_MS has passed, then answered IDEMPOTENCY_IN_PROGRESS.
+   */
+  async reserve(req: TryRequest): Promise<TryResult> {
+    if (this.looksShort(req)) {
+      const row = await this.probe.submit(req);
+      if (row.r_outcome !== 'retry') return this.finish(row, req);
+    }
+    const deadline = Date.now() + this.env.IDEMPOTENCY_WAIT_MS;
+    for (let pause = 2; ; pause = Math.min(pause * 2, 100)) {
+      const row = await this.main.submit(req);
+      if (row.r_outcome !== 'IDEMPOTENCY_IN_PROGRESS' || Date.now() + pause >= deadline) return this.finish(row, req);
+      await sleep(pause);
+    }
+  }
+
+  async drained(): Promise<void> {
+    await Promise.all([this.main.drained(), this.probe.drained()]);
+  }
+
+  private looksShort(req: TryRequest): boolean {
+    if (this.env.CUSTOMER_MAX_HOLDING_ORDERS > 0) return false; // the limit outranks the stock: judged under the locks
+    return req.items.some((l) => {
+      const left = this.available.get(l.sku);
+      return left !== undefined && left < l.quantity;
+    });
+  }
+
+  private async run(batch: TryRequest[], snapshotOnly: boolean): Promise<Row[]> {
+    const starts: number[] = [];
+    const counts: number[] = [];
+    const skus: string[] = [];
+    const qty: number[] = [];
+    for (const r of batch) {
+      starts.push(skus.length + 1);
+      counts.push(r.items.length);
+      for (const l of r.items) {
+        skus.push(l.sku);
+        qty.push(l.quantity);
+      }
+    }
+    const rows = await this.db.sql.rows<Row>(ORDERS_SQL.tryBatch, [
+      batch.map((r) => r.key),
+      batch.map((r) => r.hash),
+      batch.map((r) => r.customerId),
+      starts,
+      counts,
+      skus,
+      qty,
+      this.env.RESERVATION_TTL_MS,
+      this.env.CUSTOMER_MAX_HOLDING_ORDERS,
+      HOLDING,
+      snapshotOnly,
+    ]);
+    const out: Row[] = new Array(batch.length);
+    let created = false;
+    if (this.available.size > MAX_HINTS) this.available.clear();
+    for (const row of rows) {
+      if (row.r_idx === 0) this.available.set(row.r_sku!, row.r_available!);
+      else {
+        out[row.r_idx - 1] = row;
+        created ||= row.r_outcome === 'created';
+      }
+    }
+    if (created) this.scheduleExpiry();
+    return out;
+  }
+
+  /** One scheduling call per batch (the scheduler dedupes per time bucket). The sweeper covers a lost one. */
+  private scheduleExpiry(): void {
+    this.scheduler.expiryDue(new Date(Date.now() + this.env.RESERVATION_TTL_MS)).catch((err: unknown) =>
+      this.logger.warn({ err: (err as Error).message }, 'could not schedule the expiry check; the sweeper will find the orders'),
+    );
+  }
+
+  private finish(row: Row, req: TryRequest): TryResult {
+    switch (row.r_outcome) {
+      case 'created':
+      case 'replayed':
+        return { created: row.r_outcome === 'created', body: row.r_body! };
+      case 'INSUFFICIENT_STOCK':
+        throw new AppError('INSUFFICIENT_STOCK', `only ${row.r_available} of ${row.r_sku} available, ${row.r_requested} requested`, {
+          sku: row.r_sku,
+          requested: row.r_requested,
+          available: row.r_available,
+        });
+      case 'UNKNOWN_SKU':
+        throw new AppError('UNKNOWN_SKU', `SKU ${row.r_sku} does not exist`, { sku: row.r_sku });
+      case 'CURRENCY_MISMATCH':
+        throw new AppError('CURRENCY_MISMATCH', 'the order mixes SKUs priced in different currencies');
+      case 'HOLD_LIMIT_REACHED':
+        throw new AppError('HOLD_LIMIT_REACHED', `customer ${req.customerId} already holds ${this.env.CUSTOMER_MAX_HOLDING_ORDERS} orders`, {
+          limit: this.env.CUSTOMER_MAX_HOLDING_ORDERS,
+        });
+      case 'IDEMPOTENCY_KEY_REUSED':
+        throw new AppError('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used with a different request body');
+      case 'IDEMPOTENCY_IN_PROGRESS':
+        throw new AppError('IDEMPOTENCY_IN_PROGRESS', 'a request with this Idempotency-Key is still running; retry shortly');
+      default:
+        throw new Error(`tcc_try_batch answered ${row.r_outcome}`);
+    }
+  }
+}

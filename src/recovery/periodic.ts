@@ -1,0 +1,48 @@
+import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { Db } from '../database/db.js';
+import { withSessionLock } from '../database/session-lock.js';
+
+interface Task {
+  running?: Promise<unknown>;
+}
+
+/**
+ * Every periodic job (sweeper, reconciliation, retention, webhook redelivery) is registered the
+ * same way: an interval in @nestjs/schedule's registry, one run at a time per process, and one
+ * process at a time across the deployment (a session advisory lock). Shutdown stops the timers
+ * and waits for the runs in progress; `stopped()` tells a long run to wind down.
+ */
+@Injectable()
+export class PeriodicJobs implements BeforeApplicationShutdown {
+  private readonly logger = new Logger(PeriodicJobs.name);
+  private readonly tasks = new Map<string, Task>();
+  private stopping = false;
+
+  constructor(
+    private readonly registry: SchedulerRegistry,
+    private readonly db: Db,
+  ) {}
+
+  readonly stopped = (): boolean => this.stopping;
+
+  register(name: string, everyMs: number, lockKey: number, work: () => Promise<unknown>): void {
+    const task: Task = {};
+    this.tasks.set(name, task);
+    const timer = setInterval(() => {
+      if (task.running || this.stopping) return;
+      task.running = withSessionLock(this.db, lockKey, work)
+        .catch((err: unknown) => this.logger.warn({ job: name, err: (err as Error).message }, 'periodic job failed; it runs again at its next interval'))
+        .finally(() => (task.running = undefined));
+    }, everyMs);
+    this.registry.addInterval(name, timer);
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopping = true;
+    for (const name of this.tasks.keys()) {
+      if (this.registry.doesExist('interval', name)) this.registry.deleteInterval(name);
+    }
+    await Promise.all([...this.tasks.values()].map((t) => t.running));
+  }
+}
