@@ -1,9 +1,10 @@
 # syntax=docker/dockerfile:1
-# One image for the reservation service (node dist/main.js, ROLE=api|worker|all)
-# and the payment-gateway simulator (node dist/gateway-simulator/main.js).
+# One image for the reservation service (node dist/main.js, ROLE=api|worker|all), its migrations
+# (node node_modules/typeorm/cli.js -d dist/database/data-source.js migration:run) and the
+# payment-gateway simulator (node dist/gateway-simulator/main.js).
 
 # ---- build: full dependency tree, compile TypeScript (src + migrations) ----
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -13,15 +14,17 @@ COPY migrations ./migrations
 RUN npm run build
 
 # ---- runtime: production dependencies + compiled output only ----
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY scripts ./scripts
+# Files stay root-owned: the service only reads them.
 USER node
-# No image-level HEALTHCHECK: ROLE=worker serves no HTTP. docker-compose.yml defines
-# per-service health checks (GET /health on the api and the simulator).
+# No image-level HEALTHCHECK: the port depends on the role (an api answers on PORT, a worker only
+# on OPS_PORT), so docker-compose.yml defines one per service (GET /health/ready; /health on the
+# simulator).
 EXPOSE 3000 4000
 CMD ["node", "dist/main.js"]

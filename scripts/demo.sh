@@ -28,9 +28,9 @@ if [[ -t 1 && -z "${NO_COLOR:-}" ]]; then B=$'\033[1m' R=$'\033[31m' N=$'\033[0m
 say() { printf '%s==> %s%s\n' "$B" "$*" "$N"; }
 die() { printf '%sdemo: %s%s\n' "$R" "$*" "$N" >&2; exit 1; }
 
-command -v node >/dev/null || die "node (>= 20) is required"
-node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)' \
-  || die "node >= 20 is required (found $(node --version))"
+command -v node >/dev/null || die "node >= 22.12 is required (Node 24 LTS recommended)"
+node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 22 || (a === 22 && b >= 12) ? 0 : 1)' \
+  || die "node >= 22.12 is required (found $(node --version)); install Node 24 LTS"
 
 # Is something already listening on 127.0.0.1:$1?
 port_in_use() {
