@@ -85,7 +85,7 @@ async function bootstrap(): Promise<void> {
   app.useGlobalFilters(new ProblemFilter());
   setupSwagger(app);
   app.enableShutdownHooks();
-  await app.listen({ port: env.PORT, host: '0.0.0.0' });
+  await app.listen({ port: env.PORT, host: '0.0.0.0', reusePort: env.HTTP_REUSE_PORT } as { port: number; host: string });
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : env.PORT;
   logger.log({ port, migrations: ran }, `listening on port ${port}`, 'Bootstrap');

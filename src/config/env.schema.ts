@@ -52,6 +52,8 @@ export const envSchema = z.object({
   TRY_BATCH_IN_FLIGHT: int(1, 64).default(2),
   /** Expiry and retry checks are one delayed job per time bucket of this size. */
   SCHEDULE_BUCKET_MS: int(10, 60_000).default(1000),
+  /** Let several processes listen on one port (SO_REUSEPORT, Linux): the kernel spreads connections. */
+  HTTP_REUSE_PORT: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Log a line for every HTTP request (info), or only for failed ones (status >= 500). */
   LOG_REQUESTS: z.enum(['all', 'errors']).default('all'),

@@ -44,6 +44,8 @@ function sqlOn(target: Queryable): Sql {
   };
 }
 
+const PING = statement('db_ping', 'SELECT 1');
+
 /** Postgres error codes we act on. */
 export const PG = {
   uniqueViolation: '23505',
@@ -150,6 +152,11 @@ export class Db {
     } finally {
       client.release(broken);
     }
+  }
+
+  /** Postgres answers. */
+  async ping(): Promise<void> {
+    await this.sql.one(PING);
   }
 
   /** A connection of its own, for session-level work (advisory locks). Release it. */

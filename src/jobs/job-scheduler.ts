@@ -37,6 +37,21 @@ export class JobScheduler extends OrderScheduler implements OnApplicationShutdow
     for (const q of Object.values(this.queues)) q.on('error', () => undefined);
   }
 
+  /** Redis answers (waiting for a connection still being made, as at start-up). */
+  async ping(): Promise<void> {
+    if (this.connection.status === 'connecting' || this.connection.status === 'connect' || this.connection.status === 'reconnecting') {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        const timer = setTimeout(done, 1000);
+        this.connection.once('ready', done);
+      });
+    }
+    await this.connection.ping();
+  }
+
   async expiryDue(at: Date): Promise<void> {
     await this.bucket(QUEUES.reservationExpiry, jobId.expiry, at.getTime());
   }

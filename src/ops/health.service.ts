@@ -56,7 +56,7 @@ export class HealthService {
       );
       return (await settleWithin(done, 1500)) === 'done' && ok ? { status: 'up' } : { status: 'down' };
     };
-    const [postgres, redis] = await Promise.all([probe(() => this.db.sql.one('SELECT 1')), probe(() => this.jobs.connection.ping())]);
+    const [postgres, redis] = await Promise.all([probe(() => this.db.ping()), probe(() => this.jobs.ping())]);
     return { postgres, redis };
   }
 }

@@ -1,0 +1,270 @@
+/**
+ * `npm run bench`: the four workloads of a checkout peak against the service over HTTP (two
+ * service processes sharing one port, the gateway simulator at 5 ms as its own process), and in
+ * the same run the two ceilings — raw SQL through pgbench (bench/pgbench/*.sql: the best single
+ * statement for the same storage work) and bare node:http answering a fixed 409. Load comes from
+ * wrk (bench/wrk/*.lua), 64 connections. Prints each throughput, p50/p99, errors, the ratio to
+ * its ceiling and peak RSS; exits 1 when a goal is missed.
+ *
+ * Env: BENCH_PG_URL (admin URL), BENCH_REDIS_URL, BENCH_SECONDS (10), BENCH_CONNECTIONS (64),
+ * BENCH_PROCESSES (2), BENCH_CPU_PROF=1 (services write .cpuprofile files to bench/profiles),
+ * BENCH_ONLY=spread,hot,soldout,confirm (a subset; the goals of the others are not judged).
+ */
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { AddressInfo, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+const ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
+const PROCESSES = Number(process.env.BENCH_PROCESSES ?? 2);
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'spread,hot,soldout,confirm').split(','));
+const SPREAD_SKUS = 10_000;
+const TOKEN = 'bench-admin-token-0123456789';
+const DB = 'tcc_bench';
+const RUN = randomBytes(4).toString('hex');
+
+interface Load {
+  perSec: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  ok: number;
+  conflict: number;
+}
+
+interface Row {
+  workload: string;
+  service: Load;
+  ceilingName: string;
+  ceiling: Load;
+  ratio: number;
+  goal: string;
+  met: boolean;
+}
+
+const children: ChildProcess[] = [];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function dbUrl(name: string): string {
+  const u = new URL(ADMIN_URL);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function start(args: string[], env: Record<string, string>, ready: RegExp): Promise<ChildProcess> {
+  const proc = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(proc);
+  return new Promise((resolve, reject) => {
+    let buffer = '';
+    const timer = setTimeout(() => reject(new Error(`${args.join(' ')} not ready in 30 s`)), 30_000);
+    proc.stdout!.on('data', (c: Buffer) => {
+      if (buffer !== null) {
+        buffer += c.toString();
+        if (ready.test(buffer)) {
+          clearTimeout(timer);
+          buffer = '';
+          resolve(proc);
+        }
+        if (buffer.length > 1_000_000) buffer = buffer.slice(-10_000);
+      }
+    });
+    proc.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
+  });
+}
+
+function stop(proc: ChildProcess): Promise<void> {
+  if (proc.exitCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    proc.once('exit', () => resolve());
+    proc.kill('SIGTERM');
+  });
+}
+
+/** Peak resident set (VmHWM) of a process, MB. */
+function peakRssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+function wrk(script: string, url: string, env: Record<string, string>, seconds: number): Load {
+  const out = execFileSync('wrk', ['-t2', `-c${CONNECTIONS}`, `-d${seconds}s`, '--timeout', '10s', '-s', script, url], {
+    env: { ...process.env, BENCH_RUN: `${RUN}-${randomBytes(3).toString('hex')}`, ...env },
+    encoding: 'utf8',
+  });
+  const line = out.split('\n').find((l) => l.startsWith('BENCH '));
+  if (!line) throw new Error(`wrk printed no result:\n${out}`);
+  const r = JSON.parse(line.slice(6)) as { requests: number; durationUs: number; ok: number; conflict: number; other: number; socketErrors: number; p50: number; p99: number };
+  const secs = r.durationUs / 1e6;
+  return { perSec: (r.ok + r.conflict) / secs, p50: r.p50, p99: r.p99, errors: r.other + r.socketErrors, ok: r.ok, conflict: r.conflict };
+}
+
+function pgbench(script: string, vars: Record<string, string>, seconds: number): Load {
+  const dir = mkdtempSync(join(tmpdir(), 'pgbench-'));
+  try {
+    const u = new URL(dbUrl(DB));
+    const args = ['-n', '-M', 'prepared', '-c', String(CONNECTIONS), '-j', '2', '-T', String(seconds), '-f', script, '-l', `--log-prefix=${join(dir, 'log')}`];
+    for (const [k, v] of Object.entries(vars)) args.push('-D', `${k}=${v}`);
+    args.push('-h', u.hostname, '-p', u.port || '5432', '-U', decodeURIComponent(u.username || 'postgres'), DB);
+    // Triggers off for the ceiling: it measures the bare storage work, not this schema's bookkeeping.
+    const out = execFileSync('pgbench', args, { encoding: 'utf8', env: { ...process.env, PGOPTIONS: '-c session_replication_role=replica' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const tps = Number(/tps = ([\d.]+)/.exec(out)?.[1] ?? 0);
+    const failed = Number(/number of failed transactions: (\d+)/.exec(out)?.[1] ?? 0);
+    const latencies: number[] = [];
+    for (const f of readdirSync(dir)) {
+      for (const line of readFileSync(join(dir, f), 'utf8').split('\n')) {
+        const us = Number(line.split(' ')[2]);
+        if (Number.isFinite(us) && line) latencies.push(us / 1000);
+      }
+    }
+    latencies.sort((a, b) => a - b);
+    const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0;
+    return { perSec: tps, p50: pct(50), p99: pct(99), errors: failed, ok: latencies.length, conflict: 0 };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function prepareDatabase(): Promise<void> {
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${DB} WITH (FORCE)`);
+  await admin.query(`CREATE DATABASE ${DB}`);
+  await admin.end();
+}
+
+async function seed(): Promise<void> {
+  const c = new pg.Client({ connectionString: dbUrl(DB) });
+  await c.connect();
+  const stock = 1_000_000_000;
+  await c.query(
+    `INSERT INTO skus (sku, name, price_minor, currency, on_hand)
+     SELECT 'SPREAD-' || g, 'spread', 1000, 'USD', $1 FROM generate_series(1, $2) g
+     UNION ALL SELECT 'HOT-1', 'hot', 1000, 'USD', $1
+     UNION ALL SELECT 'PGSPREAD-' || g, 'pgbench', 1000, 'USD', $1 FROM generate_series(1, $2) g
+     UNION ALL SELECT 'PGHOT-1', 'pgbench hot', 1000, 'USD', $1
+     UNION ALL SELECT 'SOLDOUT-1', 'sold out', 1000, 'USD', 0`,
+    [stock, SPREAD_SKUS],
+  );
+  await c.query('VACUUM ANALYZE');
+  await c.end();
+}
+
+function fmt(l: Load, unit: string): string {
+  return `${l.perSec.toFixed(0)} ${unit}, p50 ${l.p50.toFixed(1)} ms, p99 ${l.p99.toFixed(1)} ms, errors ${l.errors}`;
+}
+
+async function main(): Promise<void> {
+  execFileSync('wrk', ['--version'], { stdio: 'ignore' });
+  execFileSync('pgbench', ['--version'], { stdio: 'ignore' });
+  await prepareDatabase();
+
+  const gatewayPort = await freePort();
+  await start(['dist/gateway-simulator/main.js'], { GATEWAY_PORT: String(gatewayPort), SIM_LATENCY_MS: '5' }, /listening/);
+  const port = await freePort();
+  const profDir = join(process.cwd(), 'bench', 'profiles');
+  const prof = process.env.BENCH_CPU_PROF === '1';
+  if (prof) mkdirSync(profDir, { recursive: true });
+  const services: ChildProcess[] = [];
+  for (let i = 0; i < PROCESSES; i++) {
+    const args = prof ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, 'dist/main.js'] : ['dist/main.js'];
+    services.push(
+      await start(
+        args,
+        {
+          DATABASE_URL: dbUrl(DB),
+          REDIS_URL,
+          PAYMENT_GATEWAY_URL: `http://127.0.0.1:${gatewayPort}`,
+          ADMIN_TOKEN: TOKEN,
+          PORT: String(port),
+          HTTP_REUSE_PORT: 'true',
+          QUEUE_PREFIX: `bench-${RUN}`,
+          RESERVATION_TTL_MS: '3600000',
+          ROLE: 'all',
+        },
+        /listening on port/,
+      ),
+    );
+  }
+  await seed();
+  const url = `http://127.0.0.1:${port}`;
+  const rows: Row[] = [];
+  const tryLua = 'bench/wrk/try.lua';
+  const pairLua = 'bench/wrk/try-confirm.lua';
+  const serviceLoad = (script: string, env: Record<string, string>) => {
+    wrk(script, url, env, 2); // warm-up
+    return wrk(script, url, env, SECONDS);
+  };
+
+  if (ONLY.has('spread')) {
+    const service = serviceLoad(tryLua, { BENCH_SKU_PREFIX: 'SPREAD-', BENCH_SKUS: String(SPREAD_SKUS) });
+    const ceiling = pgbench('bench/pgbench/try.sql', { skus: String(SPREAD_SKUS), prefix: 'PGSPREAD-' }, SECONDS);
+    const ratio = service.perSec / ceiling.perSec;
+    rows.push({ workload: `Try, spread over ${SPREAD_SKUS} SKUs`, service, ceilingName: 'raw SQL, one statement per Try', ceiling, ratio, goal: '≥ 0.6, p99 ≤ 50 ms', met: ratio >= 0.6 && service.p99 <= 50 && service.errors === 0 });
+  }
+  if (ONLY.has('hot')) {
+    const service = serviceLoad(tryLua, { BENCH_SKU_PREFIX: 'HOT-', BENCH_SKUS: '1' });
+    const ceiling = pgbench('bench/pgbench/try.sql', { skus: '1', prefix: 'PGHOT-' }, SECONDS);
+    const ratio = service.perSec / ceiling.perSec;
+    rows.push({ workload: 'Try, one hot SKU', service, ceilingName: 'raw SQL, one statement per Try', ceiling, ratio, goal: '≥ 1.0', met: ratio >= 1.0 && service.errors === 0 });
+  }
+  if (ONLY.has('soldout')) {
+    const service = serviceLoad(tryLua, { BENCH_SKU_PREFIX: 'SOLDOUT-', BENCH_SKUS: '1' });
+    const barePort = await freePort();
+    const bare: ChildProcess[] = [];
+    for (let i = 0; i < PROCESSES; i++) bare.push(await start(['dist/bench/bare-409.js'], { BENCH_PORT: String(barePort) }, /listening/));
+    wrk(tryLua, `http://127.0.0.1:${barePort}`, {}, 2);
+    const ceiling = wrk(tryLua, `http://127.0.0.1:${barePort}`, { BENCH_SKU_PREFIX: 'SOLDOUT-', BENCH_SKUS: '1' }, SECONDS);
+    await Promise.all(bare.map(stop));
+    const ratio = service.perSec / ceiling.perSec;
+    rows.push({ workload: 'Try, sold-out SKU (409)', service, ceilingName: 'bare node:http answering a fixed 409', ceiling, ratio, goal: '≥ 0.5, p99 < 10 ms', met: ratio >= 0.5 && service.p99 < 10 && service.errors === 0 && service.ok === 0 });
+  }
+  if (ONLY.has('confirm')) {
+    const service = serviceLoad(pairLua, { BENCH_SKU_PREFIX: 'SPREAD-', BENCH_SKUS: String(SPREAD_SKUS) });
+    const ceiling = pgbench('bench/pgbench/try-confirm.sql', { skus: String(SPREAD_SKUS), prefix: 'PGSPREAD-' }, SECONDS);
+    const ratio = service.perSec / ceiling.perSec;
+    rows.push({ workload: 'Try + Confirm (gateway 5 ms)', service, ceilingName: 'raw SQL, try statement + confirm statement', ceiling, ratio, goal: '≥ 0.5', met: ratio >= 0.5 && service.errors === 0 });
+  }
+
+  const rss = services.map((p) => peakRssMb(p.pid!));
+  await Promise.all(services.map(stop));
+  await Promise.all(children.map(stop));
+
+  const when = new Date().toISOString().slice(0, 10);
+  console.log(`\n## ${when}: ${PROCESSES} service processes, ${CONNECTIONS} connections (wrk -t2), ${SECONDS} s each, gateway simulator at 5 ms, node ${process.version}\n`);
+  console.log('| workload | service | ceiling in the same run | ratio | goal | met |');
+  console.log('|---|---|---|---|---|---|');
+  for (const r of rows) {
+    const unit = r.workload.startsWith('Try + Confirm') ? 'pairs/s' : r.workload.includes('409') ? 'answers/s' : 'orders/s';
+    console.log(`| ${r.workload} | ${fmt(r.service, unit)} | ${r.ceilingName}: ${fmt(r.ceiling, r.ceilingName.startsWith('bare') ? 'answers/s' : 'tx/s')} | ${r.ratio.toFixed(2)} | ${r.goal} | ${r.met ? 'yes' : '**no**'} |`);
+  }
+  const rssMet = rss.every((m) => m < 300);
+  console.log(`| peak RSS per process | ${rss.map((m) => `${m.toFixed(0)} MB`).join(', ')} | | | < 300 MB | ${rssMet ? 'yes' : '**no**'} |`);
+  if (prof) console.log(`\nCPU profiles: ${profDir}`);
+  const missed = rows.filter((r) => !r.met).map((r) => r.workload);
+  if (!rssMet) missed.push('peak RSS');
+  if (missed.length) {
+    console.log(`\nGoals missed: ${missed.join('; ')}`);
+    process.exitCode = 1;
+  }
+}
+
+main().catch(async (err) => {
+  console.error(err);
+  await Promise.all(children.map(stop));
+  process.exit(1);
+});

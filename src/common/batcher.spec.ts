@@ -1,0 +1,97 @@
+import fc from 'fast-check';
+import { Batcher } from './batcher.js';
+
+const tick = () => new Promise((r) => setImmediate(r));
+
+describe('Batcher', () => {
+  it('sends what arrives together as one batch, results in order', async () => {
+    const batches: number[][] = [];
+    const b = new Batcher<number, number>({ maxBatch: 100, maxInFlight: 1, windowMs: 0, run: async (xs) => (batches.push(xs), xs.map((x) => x * 2)) });
+    const out = await Promise.all([1, 2, 3, 4].map((x) => b.submit(x)));
+    expect(out).toEqual([2, 4, 6, 8]);
+    expect(batches).toEqual([[1, 2, 3, 4]]);
+  });
+
+  it('never exceeds maxBatch nor maxInFlight, and what waits during a batch leaves right after it', async () => {
+    let inFlight = 0;
+    let peak = 0;
+    const sizes: number[] = [];
+    const b = new Batcher<number, number>({
+      maxBatch: 3,
+      maxInFlight: 2,
+      windowMs: 0,
+      run: async (xs) => {
+        inFlight += 1;
+        peak = Math.max(peak, inFlight);
+        sizes.push(xs.length);
+        await new Promise((r) => setTimeout(r, 5));
+        inFlight -= 1;
+        return xs;
+      },
+    });
+    const all = await Promise.all(Array.from({ length: 20 }, (_, i) => b.submit(i)));
+    expect(all).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    expect(peak).toBeLessThanOrEqual(2);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(3);
+    expect(sizes.reduce((a, n) => a + n, 0)).toBe(20);
+  });
+
+  it('a failing batch rejects every request in it, and the next batch runs', async () => {
+    let calls = 0;
+    const b = new Batcher<number, number>({
+      maxBatch: 10,
+      maxInFlight: 1,
+      windowMs: 0,
+      run: async (xs) => {
+        calls += 1;
+        if (calls === 1) throw new Error('rolled back');
+        return xs;
+      },
+    });
+    const first = [b.submit(1), b.submit(2)];
+    await expect(first[0]).rejects.toThrow('rolled back');
+    await expect(first[1]).rejects.toThrow('rolled back');
+    await expect(b.submit(3)).resolves.toBe(3);
+  });
+
+  it('requests with one key never share a batch nor run in two batches at once (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.integer({ min: 0, max: 5 }), { minLength: 1, maxLength: 60 }), fc.integer({ min: 1, max: 8 }), fc.integer({ min: 1, max: 4 }), async (keys, maxBatch, maxInFlight) => {
+        const running = new Set<number>();
+        let violated = false;
+        const b = new Batcher<{ key: number; i: number }, number>({
+          maxBatch,
+          maxInFlight,
+          windowMs: 0,
+          keyOf: (r) => String(r.key),
+          run: async (batch) => {
+            const ks = batch.map((r) => r.key);
+            if (new Set(ks).size !== ks.length || ks.some((k) => running.has(k))) violated = true;
+            ks.forEach((k) => running.add(k));
+            await tick();
+            ks.forEach((k) => running.delete(k));
+            return batch.map((r) => r.i);
+          },
+        });
+        const out = await Promise.all(keys.map((key, i) => b.submit({ key, i })));
+        expect(out).toEqual(keys.map((_, i) => i));
+        expect(violated).toBe(false);
+        await b.drained();
+        expect(b.pending).toBe(0);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('waits at most windowMs for company when a window is set', async () => {
+    const sizes: number[] = [];
+    const b = new Batcher<number, number>({ maxBatch: 50, maxInFlight: 1, windowMs: 20, run: async (xs) => (sizes.push(xs.length), xs) });
+    const started = Date.now();
+    const p = b.submit(1);
+    await new Promise((r) => setTimeout(r, 5));
+    const q = b.submit(2);
+    await Promise.all([p, q]);
+    expect(sizes).toEqual([2]);
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+});

@@ -1,0 +1,185 @@
+import { randomUUID } from 'node:crypto';
+import { useHarness } from './support/harness.js';
+import { client } from './support/http.js';
+import { startService } from './support/service.js';
+
+/**
+ * The group-commit engine: concurrent Trys travel to Postgres in batches (one transaction each),
+ * and every order in a batch stays all-or-nothing and independent of the others.
+ */
+const h = useHarness({});
+
+const sku = (name: string) => `${name}-${randomUUID().slice(0, 8)}`;
+
+/** A deterministic stream of numbers, so a failing run can be replayed. */
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+/** Nothing is half-written: every order has its lines, reservation, barrier row, key and first event. */
+async function expectWholeOrders(): Promise<void> {
+  const broken = await h.db.query(`
+    SELECT o.id FROM orders o
+     WHERE NOT EXISTS (SELECT 1 FROM order_items i WHERE i.order_id = o.id)
+        OR NOT EXISTS (SELECT 1 FROM reservations r WHERE r.transaction_id = o.transaction_id)
+        OR NOT EXISTS (SELECT 1 FROM tcc_barrier b WHERE b.transaction_id = o.transaction_id AND b.op = 'try')
+        OR NOT EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.order_id = o.id)
+        OR NOT EXISTS (SELECT 1 FROM order_events e WHERE e.order_id = o.id)`);
+  expect(broken).toEqual([]);
+  // Stock conserved: what each SKU has reserved is what its holding orders hold.
+  const drift = await h.db.query(`
+    SELECT s.sku, s.reserved, coalesce(h.held, 0) AS held FROM skus s
+      LEFT JOIN (SELECT i.sku, sum(i.quantity)::int AS held FROM order_items i JOIN orders o ON o.id = i.order_id
+                  WHERE o.status IN ('TRY_SUCCESS', 'CONFIRM_PENDING') GROUP BY i.sku) h ON h.sku = s.sku
+     WHERE s.reserved <> coalesce(h.held, 0)`);
+  expect(drift).toEqual([]);
+}
+
+afterEach(expectWholeOrders);
+
+it('500 concurrent Trys of mixed quantities on one hot SKU: never oversold, every refusal leaves nothing, and batches did form', async () => {
+  const s = sku('HOT');
+  const stock = 600;
+  await h.api.putSku(s, stock);
+  const random = rng(42);
+  const requests = Array.from({ length: 500 }, () => ({ key: randomUUID(), quantity: 1 + Math.floor(random() * 5) }));
+  const before = await batchStats();
+  const answers = await Promise.all(requests.map((r) => h.api.order(r.key, { customerId: 'c-hot', items: [{ sku: s, quantity: r.quantity }] })));
+  const after = await batchStats();
+
+  const created = requests.filter((_, i) => answers[i].status === 201);
+  const refused = requests.filter((_, i) => answers[i].status === 409);
+  expect(created.length + refused.length).toBe(500);
+  const sold = created.reduce((n, r) => n + r.quantity, 0);
+  expect(sold).toBeLessThanOrEqual(stock);
+  const inv = (await h.api.get(`/inventory/${s}`)).body;
+  expect(inv).toMatchObject({ onHand: stock, reserved: sold, available: stock - sold });
+  for (const [i, a] of answers.entries()) {
+    if (a.status !== 409) continue;
+    expect(a.body).toMatchObject({ code: 'INSUFFICIENT_STOCK', sku: s, requested: requests[i].quantity });
+    expect(a.body.available).toBeLessThan(requests[i].quantity);
+  }
+  // The stock ran out: nothing left that any refused request could have taken.
+  expect(stock - sold).toBeLessThan(Math.max(...refused.map((r) => r.quantity), 1));
+  // A refusal leaves nothing behind, its key included.
+  const keys = await h.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM idempotency_keys WHERE key = ANY ($1::text[])`, [refused.map((r) => r.key)]);
+  expect(keys[0].n).toBe(0);
+  const orders = await h.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM orders o JOIN order_items i ON i.order_id = o.id WHERE i.sku = $1`, [s]);
+  expect(orders[0].n).toBe(created.length);
+  // Group commit happened: fewer database calls than Trys.
+  expect(after.count - before.count).toBeLessThan(500);
+  expect((after.sum - before.sum) / (after.count - before.count)).toBeGreaterThan(1);
+  // A refused key is free: after a restock the same request succeeds.
+  const again = refused[0];
+  await h.api.putSku(s, stock + again.quantity);
+  expect((await h.api.order(again.key, { customerId: 'c-hot', items: [{ sku: s, quantity: again.quantity }] })).status).toBe(201);
+});
+
+async function batchStats(): Promise<{ sum: number; count: number }> {
+  const text = (await h.api.get('/metrics')).body as string;
+  const read = (name: string) => Number(new RegExp(`^${name}\\{engine="try"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+  return { sum: read('tcc_batch_size_sum'), count: read('tcc_batch_size_count') };
+}
+
+it('one Idempotency-Key sent 40 times among 200 other Trys makes exactly one order', async () => {
+  const s = sku('DUP');
+  await h.api.putSku(s, 10_000);
+  const key = randomUUID();
+  const body = { customerId: 'c-dup', items: [{ sku: s, quantity: 2 }] };
+  const calls = [
+    ...Array.from({ length: 40 }, () => h.api.order(key, body)),
+    ...Array.from({ length: 200 }, () => h.api.order(randomUUID(), { customerId: 'c-other', items: [{ sku: s, quantity: 1 }] })),
+  ];
+  const answers = await Promise.all(calls.sort(() => 0)); // sent interleaved as created
+  const same = answers.slice(0, 40);
+  for (const a of same) expect([200, 201]).toContain(a.status);
+  expect(same.filter((a) => a.status === 201)).toHaveLength(1);
+  expect(new Set(same.map((a) => a.body.id)).size).toBe(1);
+  const [{ n }] = await h.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM orders WHERE customer_id = 'c-dup'`);
+  expect(n).toBe(1);
+  expect((await h.api.get(`/inventory/${s}`)).body.reserved).toBe(2 + 200);
+});
+
+it('inside one batch call, a repeated key makes one order and a reused key with another body is refused', async () => {
+  const s = sku('SQLDUP');
+  await h.api.putSku(s, 10);
+  const rows = await h.db.query<{ r_idx: number; r_outcome: string; r_body: string | null }>(
+    `SELECT r_idx, r_outcome, r_body FROM tcc_try_batch($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::text[], $7::int[], 60000, 0, '{TRY_SUCCESS,CONFIRM_PENDING}', false)
+      WHERE r_idx > 0 ORDER BY r_idx`,
+    [['k-a', 'k-a', 'k-b', 'k-a'], ['h1', 'h1', 'h2', 'h-other'], ['c', 'c', 'c', 'c'], [1, 2, 3, 4], [1, 1, 1, 1], [s, s, s, s], [3, 3, 1, 1]],
+  );
+  expect(rows.map((r) => r.r_outcome)).toEqual(['created', 'replayed', 'created', 'IDEMPOTENCY_KEY_REUSED']);
+  expect(JSON.parse(rows[0].r_body!).id).toBe(JSON.parse(rows[1].r_body!).id);
+  expect((await h.api.get(`/inventory/${s}`)).body.reserved).toBe(4);
+});
+
+it('300 concurrent multi-line orders over shared SKUs in every order, with confirms and cancels racing them: no deadlock, stock conserved', async () => {
+  const skus = Array.from({ length: 5 }, (_, i) => sku(`ML${i}`));
+  for (const s of skus) await h.api.putSku(s, 150);
+  const random = rng(7);
+  const orders = Array.from({ length: 300 }, () => {
+    const n = 2 + Math.floor(random() * 3);
+    const picked = [...skus].sort(() => random() - 0.5).slice(0, n);
+    return { customerId: 'c-ml', items: picked.map((s) => ({ sku: s, quantity: 1 + Math.floor(random() * 2) })) };
+  });
+  const answers = await Promise.all(
+    orders.map(async (body, i) => {
+      const res = await h.api.order(randomUUID(), body);
+      if (res.status !== 201) return [res.status];
+      // Every third order is confirmed and every fifth canceled right away, racing the other Trys.
+      if (i % 3 === 0) return [res.status, (await h.api.post(`/orders/${res.body.id}/confirm`)).status];
+      if (i % 5 === 0) return [res.status, (await h.api.post(`/orders/${res.body.id}/cancel`)).status];
+      return [res.status];
+    }),
+  );
+  const statuses = answers.flat();
+  expect(statuses.filter((s) => ![200, 201, 409].includes(s))).toEqual([]);
+  expect(statuses.filter((s) => s === 201).length).toBeGreaterThan(50);
+  for (const s of skus) {
+    const inv = (await h.api.get(`/inventory/${s}`)).body;
+    expect(inv.onHand).toBeGreaterThanOrEqual(0);
+    expect(inv.reserved).toBeLessThanOrEqual(inv.onHand);
+  }
+});
+
+it('a process killed mid-batch loses nothing: acknowledged orders exist whole, and retried keys give each client its order exactly once', async () => {
+  const s = sku('KILL');
+  await h.api.putSku(s, 100_000);
+  const victim = await startService({ DATABASE_URL: h.db.url, PAYMENT_GATEWAY_URL: h.sim.url, QUEUE_PREFIX: h.prefix, ROLE: 'api' });
+  const api = client(victim.url);
+  const keys = Array.from({ length: 600 }, () => randomUUID());
+  const body = (i: number) => ({ customerId: 'c-kill', items: [{ sku: s, quantity: 1 + (i % 3) }] });
+  // SIGKILL as soon as the first 50 answers are back: the rest are queued, in a batch, or committing.
+  let answered = 0;
+  let killed: Promise<void> | undefined;
+  const inFlight = keys.map((k, i) =>
+    api.order(k, body(i)).then(
+      (a) => {
+        if (++answered === 50) killed = victim.kill();
+        return a.status;
+      },
+      () => 'lost' as const,
+    ),
+  );
+  const outcomes = await Promise.all(inFlight);
+  await killed;
+  const acknowledged = keys.filter((_, i) => outcomes[i] === 201);
+  const lost = keys.filter((_, i) => outcomes[i] !== 201);
+  expect(lost.length).toBeGreaterThan(0); // the kill did land mid-stream
+  // Every acknowledged order is there, whole.
+  const found = await h.db.query<{ key: string }>(`SELECT key FROM idempotency_keys WHERE key = ANY ($1::text[])`, [acknowledged]);
+  expect(found).toHaveLength(acknowledged.length);
+  await expectWholeOrders();
+  // Clients retry what got no answer, with the same keys, on a surviving process.
+  const retried = await Promise.all(lost.map((k) => h.api.order(k, body(keys.indexOf(k)))));
+  for (const a of retried) expect([200, 201]).toContain(a.status);
+  const [{ n, units }] = await h.db.query<{ n: number; units: number }>(
+    `SELECT count(*)::int AS n, coalesce(sum(i.quantity), 0)::int AS units FROM orders o JOIN order_items i ON i.order_id = o.id WHERE o.customer_id = 'c-kill'`,
+  );
+  expect(n).toBe(600);
+  expect((await h.api.get(`/inventory/${s}`)).body.reserved).toBe(units);
+});
