@@ -19,8 +19,14 @@ export class GroupCommitEngine1763760000000 implements MigrationInterface {
   name = 'GroupCommitEngine1763760000000';
 
   async up(q: QueryRunner): Promise<void> {
+    // The order row carries what a Try writes for it: its lines (sorted by SKU, as the contract's
+    // JSON shows them) and its Idempotency-Key. One row and a few index entries per order, not
+    // four tables: the hot path's cost is rows and index entries.
     await q.query(`
       ALTER TABLE orders
+        ADD COLUMN items jsonb,
+        ADD COLUMN idempotency_key text,
+        ADD COLUMN request_hash text,
         ADD COLUMN lease_until timestamptz,
         ADD COLUMN needs_attention boolean NOT NULL DEFAULT false,
         ADD COLUMN attention_reason text,
@@ -28,9 +34,36 @@ export class GroupCommitEngine1763760000000 implements MigrationInterface {
         DROP CONSTRAINT orders_paid_has_payment,
         ADD CONSTRAINT orders_paid_has_payment
           CHECK (status <> 'CONFIRM_SUCCESS' OR payment_id IS NOT NULL OR force_confirmed OR amount_minor = 0)`);
+    await q.query(`
+      UPDATE orders o SET items = coalesce((SELECT jsonb_agg(jsonb_build_object('sku', i.sku, 'quantity', i.quantity, 'unitPriceMinor', i.unit_price_minor)
+                                                          ORDER BY i.sku COLLATE "C")
+                                              FROM order_items i WHERE i.order_id = o.id), '[]'::jsonb),
+                          idempotency_key = coalesce(k.key, 'legacy-' || o.id), request_hash = coalesce(k.request_hash, '')
+        FROM orders x LEFT JOIN idempotency_keys k ON k.order_id = x.id
+       WHERE x.id = o.id`);
+    await q.query(`ALTER TABLE orders ALTER COLUMN items SET NOT NULL, ALTER COLUMN idempotency_key SET NOT NULL, ALTER COLUMN request_hash SET NOT NULL`);
+    await q.query(`CREATE UNIQUE INDEX orders_idempotency_key ON orders (idempotency_key)`);
+    // This service's own orders keep their lines on the order; reservations stay for outside branches.
+    await q.query(`DELETE FROM reservations WHERE transaction_id LIKE 'tcc-%'`);
+    await q.query(`DROP TABLE idempotency_keys`);
+    await q.query(`DROP TABLE order_items`);
+    // The same facts as relations, for operators' ad-hoc SQL and reports.
+    await q.query(`
+      CREATE VIEW order_items AS
+      SELECT o.id AS order_id, i.sku, i.quantity, i."unitPriceMinor" AS unit_price_minor
+        FROM orders o CROSS JOIN LATERAL jsonb_to_recordset(o.items) AS i(sku text, quantity integer, "unitPriceMinor" bigint)`);
+    await q.query(`CREATE VIEW idempotency_keys AS SELECT idempotency_key AS key, request_hash, id AS order_id, created_at FROM orders`);
+
+    // Indexes that pay for themselves. transaction_id and payment_key are derived from the id
+    // ('tcc-' / 'charge-' || id): unique already. Holding orders are found through partial indexes.
+    await q.query(`ALTER TABLE orders DROP CONSTRAINT orders_transaction_id_key, DROP CONSTRAINT orders_payment_key_key`);
+    for (const i of ['orders_finished_updated', 'orders_status_created', 'orders_holding_expiry', 'orders_holding_next_action']) {
+      await q.query(`DROP INDEX IF EXISTS ${i}`);
+    }
+    await q.query(`CREATE INDEX orders_holding_due ON orders ((least(reservation_expires_at, next_action_at))) WHERE status IN ('TRY_SUCCESS', 'CONFIRM_PENDING')`);
+    await q.query(`CREATE INDEX orders_holding_created ON orders (created_at, id) WHERE status IN ('TRY_SUCCESS', 'CONFIRM_PENDING')`);
     await q.query(`CREATE INDEX orders_holding_customer ON orders (customer_id) WHERE status IN ('TRY_SUCCESS', 'CONFIRM_PENDING')`);
     await q.query(`CREATE INDEX orders_needing_attention ON orders (created_at, id) WHERE needs_attention`);
-    await q.query(`CREATE INDEX orders_customer_created ON orders (customer_id, created_at, id)`);
 
     await q.query(`
       CREATE TABLE webhooks (
@@ -72,29 +105,58 @@ export class GroupCommitEngine1763760000000 implements MigrationInterface {
     await q.query(`CREATE TABLE order_count_deltas (id bigserial PRIMARY KEY, status text NOT NULL, delta bigint NOT NULL)`);
     await q.query(`INSERT INTO order_counts (status, n) SELECT status, count(*) FROM orders GROUP BY status`);
     for (const t of COUNT_TRIGGERS) await q.query(t);
-    await q.query(`CREATE INDEX orders_holding_created ON orders (created_at) WHERE status IN ('TRY_SUCCESS', 'CONFIRM_PENDING')`);
 
     for (const fn of FUNCTIONS) await q.query(fn);
   }
 
   async down(q: QueryRunner): Promise<void> {
-    for (const fn of ['tcc_apply(jsonb, text[], text)', 'tcc_claim(uuid[], text[], boolean[], float8, text[])', 'tcc_flag_attention(uuid, text, jsonb)', 'tcc_try_batch(text[], text[], text[], int[], int[], text[], int[], float8, int, text[], boolean)', 'tcc_emit(text, uuid[])', 'tcc_order_json(orders)', 'tcc_iso(timestamptz)']) {
+    for (const fn of [
+      'tcc_apply(jsonb, text[], text)',
+      'tcc_claim(uuid[], text[], boolean[], float8, text[])',
+      'tcc_flag_attention(uuid, text, jsonb)',
+      'tcc_try_batch(text[], text[], text[], int[], int[], text[], int[], float8, int, text[], boolean)',
+      'tcc_emit(text, uuid[])',
+      'tcc_order_json(orders)',
+      'tcc_iso(timestamptz)',
+    ]) {
       await q.query(`DROP FUNCTION IF EXISTS ${fn}`);
     }
     for (const t of ['orders_count_insert', 'orders_count_update', 'orders_count_delete']) await q.query(`DROP TRIGGER IF EXISTS ${t} ON orders`);
     await q.query(`DROP FUNCTION IF EXISTS tcc_count_changes()`);
     await q.query(`DROP TABLE IF EXISTS order_count_deltas`);
     await q.query(`DROP TABLE IF EXISTS order_counts`);
-    await q.query(`DROP INDEX IF EXISTS orders_holding_created`);
     await q.query(`DROP TABLE IF EXISTS webhook_deliveries`);
     await q.query(`DROP TABLE IF EXISTS webhooks`);
-    await q.query(`DROP INDEX IF EXISTS orders_customer_created`);
-    await q.query(`DROP INDEX IF EXISTS orders_needing_attention`);
-    await q.query(`DROP INDEX IF EXISTS orders_holding_customer`);
+    for (const i of ['orders_needing_attention', 'orders_holding_customer', 'orders_holding_created', 'orders_holding_due']) await q.query(`DROP INDEX IF EXISTS ${i}`);
+    await q.query(`CREATE INDEX orders_holding_expiry ON orders (reservation_expires_at) WHERE status IN ('TRY_SUCCESS', 'CONFIRM_PENDING')`);
+    await q.query(`CREATE INDEX orders_holding_next_action ON orders (next_action_at) WHERE status IN ('TRY_SUCCESS', 'CONFIRM_PENDING')`);
+    await q.query(`CREATE INDEX orders_finished_updated ON orders (updated_at) WHERE status IN ('CONFIRM_SUCCESS', 'PAY_FAILED', 'CANCELED')`);
+    await q.query(`CREATE INDEX orders_status_created ON orders (status, created_at, id)`);
+    await q.query(`ALTER TABLE orders ADD CONSTRAINT orders_transaction_id_key UNIQUE (transaction_id), ADD CONSTRAINT orders_payment_key_key UNIQUE (payment_key)`);
+    await q.query(`DROP VIEW IF EXISTS idempotency_keys`);
+    await q.query(`DROP VIEW IF EXISTS order_items`);
+    await q.query(`
+      CREATE TABLE order_items (
+        order_id uuid NOT NULL REFERENCES orders (id) ON DELETE CASCADE, sku text NOT NULL REFERENCES skus (sku),
+        quantity integer NOT NULL CHECK (quantity BETWEEN 1 AND 1000), unit_price_minor bigint NOT NULL CHECK (unit_price_minor >= 0),
+        PRIMARY KEY (order_id, sku))`);
+    await q.query(`
+      INSERT INTO order_items (order_id, sku, quantity, unit_price_minor)
+      SELECT o.id, i.sku, i.quantity, i."unitPriceMinor" FROM orders o, jsonb_to_recordset(o.items) AS i(sku text, quantity integer, "unitPriceMinor" bigint)`);
+    await q.query(`
+      CREATE TABLE idempotency_keys (
+        key text PRIMARY KEY CHECK (key ~ '^[A-Za-z0-9_.:-]{1,255}$'), request_hash text NOT NULL,
+        order_id uuid NOT NULL REFERENCES orders (id) DEFERRABLE INITIALLY DEFERRED, created_at timestamptz NOT NULL DEFAULT now())`);
+    await q.query(`INSERT INTO idempotency_keys (key, request_hash, order_id, created_at) SELECT idempotency_key, request_hash, id, created_at FROM orders`);
+    await q.query(`
+      INSERT INTO reservations (transaction_id, sku, quantity)
+      SELECT o.transaction_id, i.sku, i.quantity FROM orders o, jsonb_to_recordset(o.items) AS i(sku text, quantity integer)
+       WHERE o.status IN ('TRY_SUCCESS', 'CONFIRM_PENDING')`);
     await q.query(`
       ALTER TABLE orders DROP CONSTRAINT orders_paid_has_payment,
         ADD CONSTRAINT orders_paid_has_payment CHECK (status <> 'CONFIRM_SUCCESS' OR payment_id IS NOT NULL OR force_confirmed),
-        DROP COLUMN refund_owed_at, DROP COLUMN attention_reason, DROP COLUMN needs_attention, DROP COLUMN lease_until`);
+        DROP COLUMN refund_owed_at, DROP COLUMN attention_reason, DROP COLUMN needs_attention, DROP COLUMN lease_until,
+        DROP COLUMN request_hash, DROP COLUMN idempotency_key, DROP COLUMN items`);
   }
 }
 
@@ -105,8 +167,9 @@ export class GroupCommitEngine1763760000000 implements MigrationInterface {
  * on the last committed state without any lock: an order that does not fit even there is refused
  * at once (the stock did not exist when this ran) and never waits for a hot row. The rest lock
  * their SKU rows in byte order and are judged again, one after the other, against what the
- * orders before them in the batch left. Only accepted orders are written — key, barrier row,
- * order, lines, first event, outbox — and each SKU moves by one UPDATE of the batch's sum.
+ * orders before them in the batch left. Only accepted orders are written — the order row (with
+ * its lines and its key), barrier row, first event, outbox — and each SKU moves by one UPDATE of
+ * the batch's sum.
  * With p_snapshot_only the locks are never taken: what the snapshot cannot refuse answers 'retry'.
  * Returns one row per order (1-based r_idx) and one 'stock' row per SKU with what is left of it.
  */
@@ -137,6 +200,10 @@ DECLARE
   v_held int[];
   v_acc int[] := '{}';
   v_acc_keys text[] := '{}';
+  v_ins_ids uuid[];
+  v_ins_bodies text[];
+  v_dsku text[];
+  v_dq int[];
   v_open int;
   i int; j int; k int; bad int; cur text;
   r record;
@@ -145,12 +212,9 @@ DECLARE
 BEGIN
   IF n = 0 THEN RETURN; END IF;
 
-  FOR i IN 1..n LOOP
-    IF NOT pg_try_advisory_xact_lock(7701, hashtext(p_keys[i])) THEN
-      v_out[i] := 'IDEMPOTENCY_IN_PROGRESS';
-    END IF;
-  END LOOP;
-  FOR r IN SELECT k2.key, k2.request_hash, k2.order_id FROM idempotency_keys k2 WHERE k2.key = ANY (p_keys) LOOP
+  SELECT array_agg(CASE WHEN pg_try_advisory_xact_lock(7701, hashtext(u.k)) THEN NULL ELSE 'IDEMPOTENCY_IN_PROGRESS' END ORDER BY u.i)
+    INTO v_out FROM unnest(p_keys) WITH ORDINALITY u(k, i);
+  FOR r IN SELECT o.idempotency_key AS key, o.request_hash, o.id AS order_id FROM orders o WHERE o.idempotency_key = ANY (p_keys) LOOP
     FOREACH i IN ARRAY array_positions(p_keys, r.key) LOOP
       IF v_out[i] IS NULL THEN
         IF r.request_hash = p_hashes[i] THEN v_out[i] := 'replayed'; v_oid[i] := r.order_id;
@@ -165,7 +229,8 @@ BEGIN
   SELECT array_agg(x.found ORDER BY x.pos), array_agg(x.avail ORDER BY x.pos), array_agg(x.price ORDER BY x.pos), array_agg(x.cur ORDER BY x.pos)
     INTO v_found, v_avail, v_price, v_cur
     FROM (SELECT u.pos, s.sku IS NOT NULL AS found, s.on_hand - s.reserved AS avail, s.price_minor AS price, s.currency::text AS cur
-            FROM unnest(v_sku) WITH ORDINALITY u(k, pos) LEFT JOIN skus s ON s.sku = u.k) x;
+            FROM unnest(v_sku) WITH ORDINALITY u(k, pos)
+            LEFT JOIN LATERAL (SELECT * FROM skus s1 WHERE s1.sku = u.k) s ON true) x;
 
   FOR phase IN 1..2 LOOP
     IF phase = 1 AND p_max_holding > 0 THEN CONTINUE; END IF;  -- the limit outranks the stock: judged under the locks
@@ -247,29 +312,33 @@ BEGIN
   END LOOP;
 
   IF cardinality(v_acc) > 0 THEN
-    INSERT INTO orders (id, transaction_id, customer_id, status, amount_minor, currency, reservation_expires_at, payment_key, created_at, updated_at)
-    SELECT v_oid[a.ai], 'tcc-' || v_oid[a.ai], p_customers[a.ai], 'TRY_SUCCESS', v_amount[a.ai], v_currency[a.ai], v_exp, 'charge-' || v_oid[a.ai], v_now, v_now
-      FROM unnest(v_acc) AS a(ai);
-    INSERT INTO order_items (order_id, sku, quantity, unit_price_minor)
-    SELECT v_oid[a.ai], p_skus[l.lj], p_qty[l.lj], v_price[v_si[l.lj]]
-      FROM unnest(v_acc) AS a(ai), generate_series(p_line_start[a.ai], p_line_start[a.ai] + p_line_count[a.ai] - 1) AS l(lj);
-    INSERT INTO reservations (transaction_id, sku, quantity)
-    SELECT 'tcc-' || v_oid[a.ai], p_skus[l.lj], p_qty[l.lj]
-      FROM unnest(v_acc) AS a(ai), generate_series(p_line_start[a.ai], p_line_start[a.ai] + p_line_count[a.ai] - 1) AS l(lj);
+    WITH ins AS (
+      INSERT INTO orders (id, transaction_id, customer_id, status, amount_minor, currency, reservation_expires_at, payment_key,
+                          items, idempotency_key, request_hash, created_at, updated_at)
+      SELECT v_oid[a.ai], 'tcc-' || v_oid[a.ai], p_customers[a.ai], 'TRY_SUCCESS', v_amount[a.ai], v_currency[a.ai], v_exp, 'charge-' || v_oid[a.ai],
+             (SELECT jsonb_agg(jsonb_build_object('sku', p_skus[l.lj], 'quantity', p_qty[l.lj], 'unitPriceMinor', v_price[v_si[l.lj]]) ORDER BY p_skus[l.lj] COLLATE "C")
+                FROM generate_series(p_line_start[a.ai], p_line_start[a.ai] + p_line_count[a.ai] - 1) AS l(lj)),
+             p_keys[a.ai], p_hashes[a.ai], v_now, v_now
+        FROM unnest(v_acc) AS a(ai)
+      RETURNING id, tcc_order_json(orders)::text AS body)
+    SELECT array_agg(ins.id), array_agg(ins.body) INTO v_ins_ids, v_ins_bodies FROM ins;
     INSERT INTO tcc_barrier (transaction_id, op, reason) SELECT 'tcc-' || v_oid[a.ai], 'try', 'try' FROM unnest(v_acc) AS a(ai);
-    INSERT INTO idempotency_keys (key, request_hash, order_id) SELECT p_keys[a.ai], p_hashes[a.ai], v_oid[a.ai] FROM unnest(v_acc) AS a(ai);
     INSERT INTO order_events (order_id, type, data)
     SELECT v_oid[a.ai], 'status.changed', '{"from": null, "to": "TRY_SUCCESS", "reason": "stock reserved"}'::jsonb FROM unnest(v_acc) AS a(ai);
-    UPDATE skus s SET reserved = s.reserved + d.q, updated_at = v_now
-      FROM (SELECT p_skus[l.lj] AS sku, sum(p_qty[l.lj]) AS q
-              FROM unnest(v_acc) AS a(ai), generate_series(p_line_start[a.ai], p_line_start[a.ai] + p_line_count[a.ai] - 1) AS l(lj) GROUP BY 1) d
-     WHERE s.sku = d.sku;
+    SELECT array_agg(d.sku), array_agg(d.q) INTO v_dsku, v_dq
+      FROM (SELECT p_skus[l.lj] AS sku, sum(p_qty[l.lj])::int AS q
+              FROM unnest(v_acc) AS a(ai), generate_series(p_line_start[a.ai], p_line_start[a.ai] + p_line_count[a.ai] - 1) AS l(lj) GROUP BY 1) d;
+    UPDATE skus s SET reserved = s.reserved + v_dq[array_position(v_dsku, s.sku)], updated_at = v_now WHERE s.sku = ANY (v_dsku);
     PERFORM tcc_emit('order.reserved', (SELECT array_agg(v_oid[a.ai]) FROM unnest(v_acc) AS a(ai)));
   END IF;
 
   RETURN QUERY
-    SELECT g, v_out[g], CASE WHEN o.id IS NOT NULL THEN tcc_order_json(o)::text END, v_esku[g], v_ereq[g], v_eavail[g]
-      FROM generate_series(1, n) g LEFT JOIN orders o ON o.id = v_oid[g];
+    SELECT g, v_out[g],
+           CASE WHEN v_out[g] = 'created' THEN v_ins_bodies[array_position(v_ins_ids, v_oid[g])]
+                WHEN v_out[g] = 'replayed' THEN coalesce(v_ins_bodies[array_position(v_ins_ids, v_oid[g])],
+                                                         (SELECT tcc_order_json(o)::text FROM orders o WHERE o.id = v_oid[g])) END,
+           v_esku[g], v_ereq[g], v_eavail[g]
+      FROM generate_series(1, n) g;
   RETURN QUERY
     SELECT 0, 'stock'::text, NULL::text, v_sku[g], NULL::int, v_avail[g]
       FROM generate_subscripts(v_sku, 1) g WHERE v_found[g];
@@ -348,10 +417,9 @@ LANGUAGE plpgsql AS $fn$
 DECLARE
   v_won uuid[];
   v_prev text[];
-  v_tx text[];
-  v_owed uuid[];
+  v_stock_ids uuid[];
 BEGIN
-  PERFORM 1 FROM orders o WHERE o.id IN (SELECT (e->>'id')::uuid FROM jsonb_array_elements(p_moves) e) ORDER BY o.id FOR NO KEY UPDATE;
+  PERFORM 1 FROM orders o WHERE o.id = ANY (ARRAY(SELECT (e->>'id')::uuid FROM jsonb_array_elements(p_moves) e)) ORDER BY o.id FOR NO KEY UPDATE;
 
   WITH m AS (SELECT * FROM jsonb_to_recordset(p_moves) AS x(id uuid, "to" text, "from" text[], set_failure boolean, failure_reason text,
                                                            payment_id text, add_attempts int, next_action_ms float8, force_confirmed boolean,
@@ -380,21 +448,23 @@ BEGIN
   SELECT array_agg(u.id), array_agg(u.previous) INTO v_won, v_prev FROM u;
   v_won := coalesce(v_won, '{}'); v_prev := coalesce(v_prev, '{}');
 
-  WITH m AS (SELECT * FROM jsonb_to_recordset(p_moves) AS x(id uuid, stock text))
-  SELECT array_agg(o.transaction_id ORDER BY o.transaction_id) INTO v_tx
-    FROM m JOIN orders o ON o.id = m.id WHERE m.stock IS NOT NULL AND m.id = ANY (v_won);
-  IF v_tx IS NOT NULL THEN
-    PERFORM 1 FROM skus s WHERE s.sku IN (SELECT r.sku FROM reservations r WHERE r.transaction_id = ANY (v_tx))
+  -- Stock moves of the winners, through the barrier (each branch commits or releases at most once).
+  SELECT array_agg(m.id) INTO v_stock_ids
+    FROM jsonb_to_recordset(p_moves) AS m(id uuid, stock text) WHERE m.stock IS NOT NULL AND m.id = ANY (v_won);
+  IF v_stock_ids IS NOT NULL THEN
+    PERFORM 1 FROM skus s
+      WHERE s.sku IN (SELECT i.sku FROM orders o CROSS JOIN LATERAL jsonb_to_recordset(o.items) AS i(sku text) WHERE o.id = ANY (v_stock_ids))
       ORDER BY s.sku COLLATE "C" FOR NO KEY UPDATE;
     WITH m AS (SELECT * FROM jsonb_to_recordset(p_moves) AS x(id uuid, stock text)),
-    b AS (INSERT INTO tcc_barrier (transaction_id, op, reason)
-          SELECT o.transaction_id, CASE m.stock WHEN 'commit' THEN 'confirm' ELSE 'cancel' END, CASE m.stock WHEN 'commit' THEN 'confirm' ELSE 'cancel' END
-            FROM m JOIN orders o ON o.id = m.id WHERE m.stock IS NOT NULL AND m.id = ANY (v_won)
-          ON CONFLICT (transaction_id, op) DO NOTHING
-          RETURNING transaction_id, op)
+    moving AS (SELECT o.id, o.transaction_id, CASE m.stock WHEN 'commit' THEN 'confirm' ELSE 'cancel' END AS op
+                 FROM m JOIN orders o ON o.id = m.id WHERE m.id = ANY (v_stock_ids)),
+    b AS (INSERT INTO tcc_barrier (transaction_id, op, reason) SELECT transaction_id, op, op FROM moving
+          ON CONFLICT (transaction_id, op) DO NOTHING RETURNING transaction_id, op)
     UPDATE skus s SET on_hand = s.on_hand - d.sold, reserved = s.reserved - d.freed, updated_at = now()
-      FROM (SELECT r.sku, sum(CASE WHEN b.op = 'confirm' THEN r.quantity ELSE 0 END) AS sold, sum(r.quantity) AS freed
-              FROM b JOIN reservations r ON r.transaction_id = b.transaction_id GROUP BY r.sku) d
+      FROM (SELECT i.sku, sum(CASE WHEN b.op = 'confirm' THEN i.quantity ELSE 0 END) AS sold, sum(i.quantity) AS freed
+              FROM b JOIN moving mv ON mv.transaction_id = b.transaction_id
+              JOIN orders o ON o.id = mv.id CROSS JOIN LATERAL jsonb_to_recordset(o.items) AS i(sku text, quantity int)
+             GROUP BY i.sku) d
      WHERE s.sku = d.sku;
   END IF;
 
@@ -482,9 +552,7 @@ const FUNCTIONS: string[] = [
   `CREATE OR REPLACE FUNCTION tcc_order_json(o orders) RETURNS json LANGUAGE sql STABLE AS $$
      SELECT json_build_object(
        'id', o.id, 'transactionId', o.transaction_id, 'customerId', o.customer_id, 'status', o.status,
-       'items', coalesce((SELECT json_agg(json_build_object('sku', i.sku, 'quantity', i.quantity, 'unitPriceMinor', i.unit_price_minor)
-                                          ORDER BY i.sku COLLATE "C")
-                            FROM order_items i WHERE i.order_id = o.id), '[]'::json),
+       'items', o.items,
        'amountMinor', o.amount_minor, 'currency', o.currency,
        'reservationExpiresAt', tcc_iso(o.reservation_expires_at), 'confirmAttempts', o.confirm_attempts,
        'paymentId', o.payment_id, 'failureReason', o.failure_reason,

@@ -2,7 +2,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * State the periodic jobs keep between runs (where the scheduled reconciliation got to, when it
- * last succeeded), shared by every process, and the indexes the admin filters and reconciliation
+ * last succeeded), shared by every process, and the indexes reconciliation and the refund sweep
  * read through.
  */
 export class OperationsState1763770000000 implements MigrationInterface {
@@ -17,7 +17,6 @@ export class OperationsState1763770000000 implements MigrationInterface {
       )`);
     // Orders ever sent to the gateway, in the order reconciliation pages through them.
     await q.query(`CREATE INDEX orders_sent_created ON orders (created_at, id) WHERE payment_requested_at IS NOT NULL`);
-    await q.query(`CREATE INDEX order_items_by_sku ON order_items (sku)`);
     // A refund that needs attention is still retried: the sweeper's index covers both open states.
     await q.query(`DROP INDEX IF EXISTS orders_refund_due`);
     await q.query(`CREATE INDEX orders_refund_due ON orders (refund_next_at) WHERE refund_status IN ('PENDING', 'NEEDS_ATTENTION')`);
@@ -26,7 +25,6 @@ export class OperationsState1763770000000 implements MigrationInterface {
   async down(q: QueryRunner): Promise<void> {
     await q.query(`DROP INDEX IF EXISTS orders_refund_due`);
     await q.query(`CREATE INDEX orders_refund_due ON orders (refund_next_at) WHERE refund_status = 'PENDING'`);
-    await q.query(`DROP INDEX IF EXISTS order_items_by_sku`);
     await q.query(`DROP INDEX IF EXISTS orders_sent_created`);
     await q.query(`DROP TABLE IF EXISTS job_state`);
   }

@@ -1,3 +1,4 @@
+import './runtime-flags.js';
 import 'reflect-metadata';
 import helmet from '@fastify/helmet';
 import { NestFactory } from '@nestjs/core';
@@ -58,7 +59,7 @@ async function bootstrap(): Promise<void> {
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     keepAliveTimeout: 75_000,
-    maxParamLength: 512,
+    routerOptions: { maxParamLength: 512 },
     logger: false,
   });
   const app = await NestFactory.create<NestFastifyApplication>(module, adapter, { logger, bodyParser: false });

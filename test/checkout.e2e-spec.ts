@@ -71,12 +71,10 @@ describe('Try', () => {
     const holder = new pg.Client({ connectionString: h.db.url });
     await holder.connect();
     try {
-      // Another Try holds the key, the way tcc_try_batch does: its transaction took the key's
-      // advisory lock, inserted the key and has not committed yet.
+      // Another Try holds the key, the way tcc_try_batch does while its batch runs: its transaction
+      // holds the key's advisory lock and has not committed yet.
       await holder.query('BEGIN');
-      await holder.query(`SET CONSTRAINTS ALL DEFERRED`);
       await holder.query(`SELECT pg_advisory_xact_lock(7701, hashtext($1))`, [key]);
-      await holder.query(`INSERT INTO idempotency_keys (key, request_hash, order_id) VALUES ($1, 'x', $2)`, [key, randomUUID()]);
       const s = sku('INPROG');
       await h.api.putSku(s, 5);
       const answer = await h.api.order(key, { customerId: 'c', items: [{ sku: s, quantity: 1 }] });

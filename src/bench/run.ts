@@ -88,7 +88,7 @@ function start(args: string[], env: Record<string, string>, ready: RegExp): Prom
 }
 
 function stop(proc: ChildProcess): Promise<void> {
-  if (proc.exitCode !== null) return Promise.resolve();
+  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     proc.once('exit', () => resolve());
     proc.kill('SIGTERM');
@@ -101,7 +101,12 @@ function peakRssMb(pid: number): number {
   return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
 }
 
+function progress(what: string): void {
+  process.stderr.write(`bench: ${what}\n`);
+}
+
 function wrk(script: string, url: string, env: Record<string, string>, seconds: number): Load {
+  progress(`wrk ${script} ${JSON.stringify(env)} for ${seconds} s`);
   const out = execFileSync('wrk', ['-t2', `-c${CONNECTIONS}`, `-d${seconds}s`, '--timeout', '10s', '-s', script, url], {
     env: { ...process.env, BENCH_RUN: `${RUN}-${randomBytes(3).toString('hex')}`, ...env },
     encoding: 'utf8',
@@ -114,6 +119,7 @@ function wrk(script: string, url: string, env: Record<string, string>, seconds: 
 }
 
 function pgbench(script: string, vars: Record<string, string>, seconds: number): Load {
+  progress(`pgbench ${script} ${JSON.stringify(vars)} for ${seconds} s`);
   const dir = mkdtempSync(join(tmpdir(), 'pgbench-'));
   try {
     const u = new URL(dbUrl(DB));
@@ -147,16 +153,24 @@ async function prepareDatabase(): Promise<void> {
   await admin.end();
 }
 
+/** The schema, by the same TypeORM CLI and data source as `npm run migration:run`. */
+async function migrate(): Promise<void> {
+  execFileSync(process.execPath, ['node_modules/typeorm/cli.js', '-d', 'dist/database/data-source.js', 'migration:run'], {
+    env: { ...process.env, DATABASE_URL: dbUrl(DB) },
+    stdio: 'ignore',
+  });
+}
+
 async function seed(): Promise<void> {
   const c = new pg.Client({ connectionString: dbUrl(DB) });
   await c.connect();
   const stock = 1_000_000_000;
   await c.query(
     `INSERT INTO skus (sku, name, price_minor, currency, on_hand)
-     SELECT 'SPREAD-' || g, 'spread', 1000, 'USD', $1 FROM generate_series(1, $2) g
-     UNION ALL SELECT 'HOT-1', 'hot', 1000, 'USD', $1
-     UNION ALL SELECT 'PGSPREAD-' || g, 'pgbench', 1000, 'USD', $1 FROM generate_series(1, $2) g
-     UNION ALL SELECT 'PGHOT-1', 'pgbench hot', 1000, 'USD', $1
+     SELECT 'SPREAD-' || g, 'spread', 1000, 'USD', $1::int FROM generate_series(1, $2::int) g
+     UNION ALL SELECT 'HOT-1', 'hot', 1000, 'USD', $1::int
+     UNION ALL SELECT 'PGSPREAD-' || g, 'pgbench', 1000, 'USD', $1::int FROM generate_series(1, $2::int) g
+     UNION ALL SELECT 'PGHOT-1', 'pgbench hot', 1000, 'USD', $1::int
      UNION ALL SELECT 'SOLDOUT-1', 'sold out', 1000, 'USD', 0`,
     [stock, SPREAD_SKUS],
   );
@@ -169,9 +183,22 @@ function fmt(l: Load, unit: string): string {
 }
 
 async function main(): Promise<void> {
-  execFileSync('wrk', ['--version'], { stdio: 'ignore' });
-  execFileSync('pgbench', ['--version'], { stdio: 'ignore' });
+  for (const tool of ['wrk', 'pgbench']) {
+    try {
+      execFileSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' });
+    } catch {
+      throw new Error(`${tool} is not installed (Debian: apt-get install ${tool === 'wrk' ? 'wrk' : 'postgresql-contrib'})`);
+    }
+  }
   await prepareDatabase();
+  await migrate();
+  await seed();
+  // The raw-SQL ceilings first, while no service holds connections (they share max_connections).
+  const ceilings = {
+    spread: ONLY.has('spread') ? pgbench('bench/pgbench/try.sql', { skus: String(SPREAD_SKUS), prefix: 'PGSPREAD-' }, SECONDS) : undefined,
+    hot: ONLY.has('hot') ? pgbench('bench/pgbench/try.sql', { skus: '1', prefix: 'PGHOT-' }, SECONDS) : undefined,
+    confirm: ONLY.has('confirm') ? pgbench('bench/pgbench/try-confirm.sql', { skus: String(SPREAD_SKUS), prefix: 'PGSPREAD-' }, SECONDS) : undefined,
+  };
 
   const gatewayPort = await freePort();
   await start(['dist/gateway-simulator/main.js'], { GATEWAY_PORT: String(gatewayPort), SIM_LATENCY_MS: '5' }, /listening/);
@@ -200,7 +227,6 @@ async function main(): Promise<void> {
       ),
     );
   }
-  await seed();
   const url = `http://127.0.0.1:${port}`;
   const rows: Row[] = [];
   const tryLua = 'bench/wrk/try.lua';
@@ -212,13 +238,13 @@ async function main(): Promise<void> {
 
   if (ONLY.has('spread')) {
     const service = serviceLoad(tryLua, { BENCH_SKU_PREFIX: 'SPREAD-', BENCH_SKUS: String(SPREAD_SKUS) });
-    const ceiling = pgbench('bench/pgbench/try.sql', { skus: String(SPREAD_SKUS), prefix: 'PGSPREAD-' }, SECONDS);
+    const ceiling = ceilings.spread!;
     const ratio = service.perSec / ceiling.perSec;
     rows.push({ workload: `Try, spread over ${SPREAD_SKUS} SKUs`, service, ceilingName: 'raw SQL, one statement per Try', ceiling, ratio, goal: '≥ 0.6, p99 ≤ 50 ms', met: ratio >= 0.6 && service.p99 <= 50 && service.errors === 0 });
   }
   if (ONLY.has('hot')) {
     const service = serviceLoad(tryLua, { BENCH_SKU_PREFIX: 'HOT-', BENCH_SKUS: '1' });
-    const ceiling = pgbench('bench/pgbench/try.sql', { skus: '1', prefix: 'PGHOT-' }, SECONDS);
+    const ceiling = ceilings.hot!;
     const ratio = service.perSec / ceiling.perSec;
     rows.push({ workload: 'Try, one hot SKU', service, ceilingName: 'raw SQL, one statement per Try', ceiling, ratio, goal: '≥ 1.0', met: ratio >= 1.0 && service.errors === 0 });
   }
@@ -235,7 +261,7 @@ async function main(): Promise<void> {
   }
   if (ONLY.has('confirm')) {
     const service = serviceLoad(pairLua, { BENCH_SKU_PREFIX: 'SPREAD-', BENCH_SKUS: String(SPREAD_SKUS) });
-    const ceiling = pgbench('bench/pgbench/try-confirm.sql', { skus: String(SPREAD_SKUS), prefix: 'PGSPREAD-' }, SECONDS);
+    const ceiling = ceilings.confirm!;
     const ratio = service.perSec / ceiling.perSec;
     rows.push({ workload: 'Try + Confirm (gateway 5 ms)', service, ceilingName: 'raw SQL, try statement + confirm statement', ceiling, ratio, goal: '≥ 0.5', met: ratio >= 0.5 && service.errors === 0 });
   }

@@ -1,27 +1,22 @@
-import { DataSource } from 'typeorm';
-import { dataSourceOptions } from './options.js';
+import { execFile } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const MIGRATION_LOCK = 0x7cc5_0000;
+const CLI = join(dirname(fileURLToPath(import.meta.url)), 'migrate-cli.js');
 
 /**
- * Runs pending migrations at start-up. Several processes may start at once against one
- * database: a session advisory lock lets one migrate while the others wait, then find nothing
- * pending.
+ * Runs pending migrations at start-up in a child process (migrate-cli.js), with this process's
+ * environment; resolves with the names of the migrations it ran.
  */
-export async function runPendingMigrations(databaseUrl: string): Promise<string[]> {
-  const ds = await new DataSource(dataSourceOptions(databaseUrl, 2)).initialize();
-  const runner = ds.createQueryRunner();
-  try {
-    await runner.connect();
-    await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
-    try {
-      const ran = await ds.runMigrations({ transaction: 'each' });
-      return ran.map((m) => m.name);
-    } finally {
-      await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
-    }
-  } finally {
-    await runner.release();
-    await ds.destroy();
-  }
+export function runPendingMigrations(databaseUrl: string): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [CLI], { env: { ...process.env, DATABASE_URL: databaseUrl }, timeout: 300_000 }, (err, stdout, stderr) => {
+      if (err) {
+        reject(new Error(stderr.trim() || err.message));
+        return;
+      }
+      const line = stdout.trim().split('\n').pop() ?? '{}';
+      resolve((JSON.parse(line) as { migrations?: string[] }).migrations ?? []);
+    });
+  });
 }

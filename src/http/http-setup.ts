@@ -34,8 +34,9 @@ function pathOf(url: string): string {
 
 /**
  * Fastify's side of the HTTP contract, before and around Nest's handlers: request ids, auth ahead
- * of the body, bodies parsed as JSON under the input rules, problem+json for every error Fastify
- * itself raises, an access log line and latency by route.
+ * of the body, bodies parsed as JSON under the input rules, an access log line and latency by
+ * route. Errors Fastify itself raises (a body over the limit, a parse error) reach Nest's error
+ * handler and so the ProblemFilter, like every other error.
  */
 export function configureHttp(app: FastifyInstance, setup: HttpSetup): void {
   app.removeAllContentTypeParsers();
@@ -78,8 +79,6 @@ export function configureHttp(app: FastifyInstance, setup: HttpSetup): void {
     }
     done();
   });
-
-  app.setErrorHandler((err, _req, reply) => answerError(err, reply));
 }
 
 /**

@@ -52,7 +52,8 @@ export function answerError(err: unknown, reply: FastifyReply): void {
   }
   if (err instanceof HttpException) {
     const code = codeForHttpStatus(err.getStatus());
-    sendProblem(reply, code, code === 'NOT_FOUND' ? 'no such resource' : err.message);
+    const detail = code === 'NOT_FOUND' ? 'no such resource' : code === 'PAYLOAD_TOO_LARGE' ? 'the body is over 64 KiB' : err.message;
+    sendProblem(reply, code, detail);
     return;
   }
   const fastifyCode = (err as { code?: string })?.code;
