@@ -50,6 +50,8 @@ export const envSchema = z.object({
   TRY_BATCH_MAX: int(1, 1000).default(128),
   TRY_BATCH_WINDOW_MS: int(0, 100).default(0),
   TRY_BATCH_IN_FLIGHT: int(1, 64).default(2),
+  /** Group commit of Confirm's claims and of order moves: calls at once, each. */
+  ORDER_BATCH_IN_FLIGHT: int(1, 64).default(4),
   /** Expiry and retry checks are one delayed job per time bucket of this size. */
   SCHEDULE_BUCKET_MS: int(10, 60_000).default(1000),
   /** Let several processes listen on one port (SO_REUSEPORT, Linux): the kernel spreads connections. */

@@ -121,7 +121,7 @@ export class OrderStore {
     metrics: MetricsService,
   ) {
     const leaseMs = (this.leaseMs = config.env.PAYMENT_TIMEOUT_MS * 2 + 5000);
-    const common = { maxBatch: 64, maxInFlight: 2, windowMs: 0 };
+    const common = { maxBatch: 64, maxInFlight: config.env.ORDER_BATCH_IN_FLIGHT, windowMs: 0 };
     this.claims = new Batcher<ClaimRequest, Claim>({
       ...common,
       keyOf: (r) => r.id,
