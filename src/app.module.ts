@@ -2,11 +2,14 @@ import { DynamicModule, Module, Provider, Type } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { AdminController } from './admin/admin.controller.js';
 import { AdminService } from './admin/admin.service.js';
+import { ParticipantAdminController } from './admin/participant-admin.controller.js';
 import { ReconciliationController } from './admin/reconciliation.controller.js';
 import { AppConfig } from './config/app-config.js';
 import { DatabaseModule } from './database/database.module.js';
 import { InventoryController, ParticipantController } from './inventory/inventory.controller.js';
+import { BranchScheduler } from './inventory/branch-scheduler.js';
 import { InventoryService } from './inventory/inventory.service.js';
+import { ParticipantService } from './inventory/participant.service.js';
 import { JobScheduler } from './jobs/job-scheduler.js';
 import { JobWorkers } from './jobs/job-workers.js';
 import { MetricsService } from './metrics/metrics.service.js';
@@ -34,6 +37,7 @@ export const HTTP_CONTROLLERS: Type[] = [
   ParticipantController,
   AdminController,
   ReconciliationController,
+  ParticipantAdminController,
   HealthController,
   MetricsController,
 ];
@@ -47,6 +51,7 @@ export class AppModule {
       MetricsService,
       PaymentGateway,
       InventoryService,
+      ParticipantService,
       OrderStore,
       TryEngine,
       CheckoutService,
@@ -58,6 +63,7 @@ export class AppModule {
       ReconciliationService,
       JobScheduler,
       { provide: OrderScheduler, useExisting: JobScheduler },
+      { provide: BranchScheduler, useExisting: JobScheduler },
       HealthService,
       MetricsScraper,
       OpsServer,

@@ -1,11 +1,11 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AppError } from '../common/errors.js';
-import { Db } from '../database/db.js';
 import { ApiErrors, ApiJson, ApiJsonBody, ref } from '../http/api-docs.js';
 import { duplicateSku, SKU_PATTERN } from '../http/schemas.js';
 import { BodyPipe } from '../http/validation.js';
 import { InventoryService, InventoryView } from './inventory.service.js';
+import { ParticipantService } from './participant.service.js';
 import { InventoryView as InventorySchema, TccPhaseBody, TccStatus, TccTryBody, UpsertSkuBody } from './inventory.schemas.js';
 
 const INVENTORY = ref('Inventory', InventorySchema);
@@ -38,33 +38,26 @@ export class InventoryController {
 }
 
 /**
- * The inventory as a TCC branch for other coordinators: each call is one barrier-guarded
- * transaction. Their transaction ids live in their own namespace, so an outside caller can never
- * touch the branch of one of this service's own orders. Every definite refusal is 409 here, so a
- * DTM coordinator rolls back instead of retrying.
+ * The inventory as a TCC branch for other coordinators (see participant.service.ts). Every definite
+ * refusal is 409 here, so a DTM coordinator rolls back instead of retrying; Confirm and Cancel
+ * accept (and ignore) the Try's fields, since DTM sends one body to every phase.
  */
-const external = (transactionId: string) => `ext:${transactionId}`;
-
 @ApiTags('tcc participant')
 @ApiBearerAuth('adminToken')
 @Controller('tcc/inventory')
 export class ParticipantController {
-  constructor(
-    private readonly inventory: InventoryService,
-    private readonly db: Db,
-  ) {}
+  constructor(private readonly participant: ParticipantService) {}
 
   @Post('try')
   @HttpCode(200)
-  @ApiOperation({ operationId: 'participantTry', summary: 'Try: reserve for an outside transaction' })
+  @ApiOperation({ operationId: 'participantTry', summary: 'Try: reserve for an outside transaction, until timeoutMs (default PARTICIPANT_TTL_MS)' })
   @ApiJsonBody(TccTryBody)
   @ApiJson(200, STATUS)
   @ApiErrors('UNAUTHORIZED', 'PAYLOAD_TOO_LARGE', 'MALFORMED_JSON', 'VALIDATION_FAILED', 'TRANSACTION_CANCELED', 'INSUFFICIENT_STOCK')
   async try(@Body(new BodyPipe(TccTryBody)) body: TccTryBody): Promise<{ status: string }> {
     const dup = duplicateSku(body.items);
     if (dup) throw AppError.validation([{ field: 'items', message: `each SKU may appear at most once; ${dup} repeats` }]);
-    const { status } = await participant(this.db.tx((sql) => this.inventory.try(sql, external(body.transactionId), body.items)));
-    return { status };
+    return { status: await participant(this.participant.try(body.transactionId, body.items, body.timeoutMs)) };
   }
 
   @Post('confirm')
@@ -74,7 +67,7 @@ export class ParticipantController {
   @ApiJson(200, STATUS)
   @ApiErrors('UNAUTHORIZED', 'VALIDATION_FAILED', 'NO_RESERVATION', 'TRANSACTION_CANCELED')
   async confirm(@Body(new BodyPipe(TccPhaseBody)) body: TccPhaseBody): Promise<{ status: string }> {
-    return { status: await participant(this.db.tx((sql) => this.inventory.confirm(sql, external(body.transactionId)))) };
+    return { status: await participant(this.participant.confirm(body.transactionId)) };
   }
 
   @Post('cancel')
@@ -84,7 +77,7 @@ export class ParticipantController {
   @ApiJson(200, STATUS)
   @ApiErrors('UNAUTHORIZED', 'VALIDATION_FAILED', 'TRANSACTION_CONFIRMED')
   async cancel(@Body(new BodyPipe(TccPhaseBody)) body: TccPhaseBody): Promise<{ status: string }> {
-    return { status: await participant(this.db.tx((sql) => this.inventory.cancel(sql, external(body.transactionId)))) };
+    return { status: await participant(this.participant.cancel(body.transactionId)) };
   }
 }
 

@@ -31,7 +31,9 @@ export const TccTryBody = Type.Object(
   {
     transactionId: Type.String(TX_ID),
     items: Lines,
-    timeoutMs: Type.Optional(Type.Integer({ minimum: 1000, 'x-message': 'timeoutMs must be an integer of at least 1000' })),
+    timeoutMs: Type.Optional(
+      Type.Integer({ minimum: 1000, 'x-message': 'timeoutMs must be an integer from 1000 to RESERVATION_MAX_TTL_MS', description: 'the branch is canceled by the service after this long (default PARTICIPANT_TTL_MS)' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -48,3 +50,16 @@ export const TccPhaseBody = Type.Object(
 export type TccPhaseBody = Static<typeof TccPhaseBody>;
 
 export const TccStatus = Type.Object({ status: Type.Union([Type.Literal('RESERVED'), Type.Literal('CONFIRMED'), Type.Literal('CANCELED')]) });
+
+export const BranchList = Type.Object({
+  data: Type.Array(
+    Type.Object({
+      transactionId: Type.String(),
+      status: Type.Union([Type.Literal('RESERVED'), Type.Literal('CONFIRMED'), Type.Literal('CANCELED')]),
+      items: Type.Array(Type.Object({ sku: Type.String(), quantity: Type.Integer() })),
+      createdAt: Type.String({ format: 'date-time' }),
+      expiresAt: Type.String({ format: 'date-time' }),
+    }),
+  ),
+  nextCursor: Type.Union([Type.String(), Type.Null()]),
+});

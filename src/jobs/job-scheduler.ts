@@ -3,6 +3,7 @@ import { JobsOptions, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { settleWithin } from '../common/with-timeout.js';
 import { AppConfig } from '../config/app-config.js';
+import { BranchScheduler } from '../inventory/branch-scheduler.js';
 import { OrderScheduler } from '../orders/order-scheduler.js';
 import { bucketOf, JobData, jobId, QUEUES, QueueName } from './queues.js';
 import { redisConnection } from './redis.js';
@@ -18,14 +19,13 @@ const LATE_MS = 50;
  * a lost job (Redis wiped, a crash right after commit) is only late — the sweeper finds the orders.
  */
 @Injectable()
-export class JobScheduler extends OrderScheduler implements OnApplicationShutdown {
+export class JobScheduler implements OrderScheduler, BranchScheduler, OnApplicationShutdown {
   readonly connection: Redis;
   readonly queues: Record<QueueName, Queue<JobData>>;
   private readonly bucketMs: number;
   private readonly asked = new Map<string, number>();
 
   constructor(config: AppConfig) {
-    super();
     this.bucketMs = config.env.SCHEDULE_BUCKET_MS;
     this.connection = redisConnection(config.env.REDIS_URL, 'producer');
     const opts = { connection: this.connection, prefix: config.env.QUEUE_PREFIX };
@@ -53,6 +53,11 @@ export class JobScheduler extends OrderScheduler implements OnApplicationShutdow
   }
 
   async expiryDue(at: Date): Promise<void> {
+    await this.bucket(QUEUES.reservationExpiry, jobId.expiry, at.getTime());
+  }
+
+  /** Outside branches fall due in the same buckets as reservations. */
+  async timeoutDue(at: Date): Promise<void> {
     await this.bucket(QUEUES.reservationExpiry, jobId.expiry, at.getTime());
   }
 

@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import { AppError } from '../common/errors.js';
 import { settleWithin } from '../common/with-timeout.js';
 import { AppConfig } from '../config/app-config.js';
+import { ParticipantService } from '../inventory/participant.service.js';
 import { DueOrders } from '../orders/due-orders.js';
 import { RefundService } from '../orders/refund.service.js';
 import { JobScheduler } from './job-scheduler.js';
@@ -28,11 +29,13 @@ export class JobWorkers implements OnApplicationBootstrap, BeforeApplicationShut
     private readonly due: DueOrders,
     private readonly refunds: RefundService,
     private readonly scheduler: JobScheduler,
+    private readonly participant: ParticipantService,
   ) {}
 
   handlers(): Record<QueueName, Handler> {
     const bucket = (queue: QueueName) => async (data: JobData) => {
       await this.due.drive(0);
+      if (queue === QUEUES.reservationExpiry) await this.participant.expireDue();
       // The database's clock may run behind this process's: look again for what is not due yet.
       const inMs = data.bucket === undefined ? undefined : await this.due.notYetDueIn(data.bucket);
       if (inMs !== undefined && data.bucket !== undefined) await this.scheduler.followUp(queue, data.bucket, inMs);

@@ -15,6 +15,7 @@ interface Scrape {
   oldest_holding: number | null;
   refunds_pending: string;
   reconciled_at: number | null;
+  oldest_branch: number | null;
 }
 
 /**
@@ -29,6 +30,7 @@ export class MetricsScraper {
   private readonly oldestHolding: Gauge;
   private readonly refundsPending: Gauge;
   private readonly reconciledAt: Gauge;
+  private readonly oldestBranch: Gauge;
   private readonly queueDepth: Gauge<'queue' | 'state'>;
 
   constructor(
@@ -42,18 +44,20 @@ export class MetricsScraper {
     this.oldestHolding = metrics.gauge('tcc_oldest_holding_order_age_seconds', 'Age of the oldest order that holds stock (TRY_SUCCESS or CONFIRM_PENDING); 0 when none');
     this.refundsPending = metrics.gauge('tcc_refunds_pending', 'Released orders still owed a refund check');
     this.reconciledAt = metrics.gauge('tcc_reconciliation_last_success_timestamp_seconds', 'When a scheduled reconciliation pass last completed with every order checked (0: never)');
+    this.oldestBranch = metrics.gauge('tcc_participant_oldest_reserved_age_seconds', "Age of the oldest outside coordinator's branch still reserved; 0 when none");
     this.queueDepth = metrics.gauge('tcc_queue_jobs', 'BullMQ jobs by queue and state', ['queue', 'state']);
     metrics.circuitState.set(BREAKER_STATE_VALUE[gateway.state]);
   }
 
   async scrape(): Promise<string> {
-    const row = await this.db.sql.one<Scrape>(METRICS_SQL.scrape, [HOLDING, REFUND.pending]);
+    const row = await this.db.sql.one<Scrape>(METRICS_SQL.scrape, [HOLDING, REFUND.pending, 'RESERVED']);
     if (row) {
       for (const s of ORDER_STATUSES) this.ordersByStatus.set({ status: s }, Number(row.by_status[s] ?? 0));
       this.needingAttention.set(Number(row.needing_attention));
       this.oldestHolding.set(Number(row.oldest_holding ?? 0));
       this.refundsPending.set(Number(row.refunds_pending));
       this.reconciledAt.set(Number(row.reconciled_at ?? 0));
+      this.oldestBranch.set(Number(row.oldest_branch ?? 0));
     }
     await Promise.all(
       Object.entries(this.jobs.queues).map(async ([name, q]) => {

@@ -8,5 +8,6 @@ export const METRICS_SQL = {
                   (SELECT count(*) FROM orders WHERE needs_attention) AS needing_attention,
                   (SELECT extract(epoch FROM now() - min(created_at)) FROM orders WHERE status = ANY ($1::text[])) AS oldest_holding,
                   (SELECT count(*) FROM orders WHERE refund_status = $2) AS refunds_pending,
-                  (SELECT (state->>'lastSuccessMs')::float8 / 1000 FROM job_state WHERE name = 'reconciliation') AS reconciled_at`,
+                  (SELECT (state->>'lastSuccessMs')::float8 / 1000 FROM job_state WHERE name = 'reconciliation') AS reconciled_at,
+                  (SELECT extract(epoch FROM now() - min(created_at)) FROM participant_branches WHERE status = $3) AS oldest_branch`,
 } as const;

@@ -4,6 +4,7 @@ import { AppConfig } from '../config/app-config.js';
 import { duplicateSku, isOrderId } from '../http/schemas.js';
 import { requestHash } from './idempotency.js';
 import { Note, releaseMove } from './moves.js';
+import { HOLDING } from './order-state.js';
 import { OrderScheduler } from './order-scheduler.js';
 import { OrderAnswer, OrderStore } from './order-store.js';
 import { CreateOrderBody } from './orders.schemas.js';
@@ -15,6 +16,7 @@ import { TryEngine, TryResult } from './try-engine.js';
 export class CheckoutService {
   private readonly logger = new Logger(CheckoutService.name);
   private readonly refundWatchMs: number;
+  private readonly maxTtlMs: number;
 
   constructor(
     private readonly engine: TryEngine,
@@ -23,6 +25,7 @@ export class CheckoutService {
     config: AppConfig,
   ) {
     this.refundWatchMs = refundWatchMs(config.env.PAYMENT_TIMEOUT_MS);
+    this.maxTtlMs = config.env.RESERVATION_MAX_TTL_MS;
   }
 
   /** Try: reserve every line or nothing, once per Idempotency-Key (see TryEngine). */
@@ -36,6 +39,26 @@ export class CheckoutService {
     const found = isOrderId(id) ? await this.store.answer(id) : undefined;
     if (!found) throw AppError.notFound(`order ${id}`);
     return found;
+  }
+
+  /**
+   * Extend: keep the reservation longer (a slow payment page), up to RESERVATION_MAX_TTL_MS from
+   * creation; the expiry jobs follow the new deadline (a job at the old one finds nothing due).
+   */
+  async extend(id: string, extendByMs: number): Promise<OrderAnswer> {
+    if (!isOrderId(id)) throw AppError.notFound(`order ${id}`);
+    const r = await this.store.extend(id, extendByMs);
+    if (!r) throw AppError.notFound(`order ${id}`);
+    if (r.status === 'CONFIRM_SUCCESS') throw new AppError('ORDER_CONFIRMED', `order ${id} is confirmed`);
+    if (!HOLDING.includes(r.status) || r.expired) throw new AppError('ORDER_CANCELED', `order ${id} is ${r.expired && HOLDING.includes(r.status) ? 'past its TTL' : r.status}`);
+    if (r.extended) {
+      await this.scheduler.expiryDue(new Date(r.expires_at!)).catch((err: unknown) =>
+        this.logger.warn({ orderId: id, err: (err as Error).message }, 'could not schedule the expiry check; the sweeper will find the order'),
+      );
+      return { status: r.status, body: r.body };
+    }
+    if (r.at_cap) throw new AppError('EXTENSION_LIMIT_REACHED', `the reservation already ends at createdAt + ${this.maxTtlMs} ms`);
+    return { status: r.status, body: r.body };
   }
 
   /** Cancel: release the stock (refunding a possible charge later). Idempotent on released orders. */

@@ -54,6 +54,15 @@ export interface MoveResult {
   body: string;
 }
 
+export interface ExtendRow {
+  status: OrderStatus;
+  expired: boolean;
+  at_cap: boolean;
+  extended: boolean;
+  expires_at: Date | null;
+  body: string;
+}
+
 export interface OrderState {
   id: string;
   status: OrderStatus;
@@ -112,6 +121,7 @@ interface ApplyRow {
 export class OrderStore {
   /** How long a claimed step may run before another process may take the order again. */
   readonly leaseMs: number;
+  private readonly maxTtlMs: number;
   private readonly claims: Batcher<ClaimRequest, Claim>;
   private readonly moves: Batcher<Move, MoveResult>;
 
@@ -121,6 +131,7 @@ export class OrderStore {
     metrics: MetricsService,
   ) {
     const leaseMs = (this.leaseMs = config.env.PAYMENT_TIMEOUT_MS * 2 + 5000);
+    this.maxTtlMs = config.env.RESERVATION_MAX_TTL_MS;
     const common = { maxBatch: 64, maxInFlight: config.env.ORDER_BATCH_IN_FLIGHT, windowMs: 0 };
     this.claims = new Batcher<ClaimRequest, Claim>({
       ...common,
@@ -149,6 +160,10 @@ export class OrderStore {
   /** The expiry's lease on an expired holding order; undefined when a step is running or it is not expired. */
   async claimExpiry(id: string): Promise<string | undefined> {
     return (await this.db.sql.one<{ lease: string }>(ORDERS_SQL.claimExpiry, [id, this.leaseMs, HOLDING]))?.lease;
+  }
+
+  async extend(id: string, extendByMs: number): Promise<ExtendRow | undefined> {
+    return this.db.sql.one<ExtendRow>(ORDERS_SQL.extend, [id, extendByMs, this.maxTtlMs, HOLDING]);
   }
 
   async answer(id: string): Promise<OrderAnswer | undefined> {

@@ -9,7 +9,7 @@ import { CheckoutService } from './checkout.service.js';
 import { ConfirmService } from './confirm.service.js';
 import { confirmHttpStatus } from './order-state.js';
 import { OrderAnswer } from './order-store.js';
-import { ConfirmBody, CreateOrderBody, Order } from './orders.schemas.js';
+import { ConfirmBody, CreateOrderBody, ExtendBody, Order } from './orders.schemas.js';
 
 const ORDER = ref('Order', Order);
 
@@ -71,6 +71,16 @@ export class OrdersController {
     const order = isOrderId(id) ? await this.confirmation.confirm(id, body.paymentToken, req.id) : undefined;
     if (!order) throw AppError.notFound(`order ${id}`);
     return json(res, answerStatus(order), order.body);
+  }
+
+  @Post(':id/extend')
+  @HttpCode(200)
+  @ApiOperation({ operationId: 'extendOrder', summary: 'Keep the reservation longer (a slow payment page), up to RESERVATION_MAX_TTL_MS from creation' })
+  @ApiJsonBody(ExtendBody)
+  @ApiJson(200, ORDER, 'TRY_SUCCESS or CONFIRM_PENDING with the new reservationExpiresAt (unchanged when now + extendByMs is not later)')
+  @ApiErrors('RATE_LIMITED', 'PAYLOAD_TOO_LARGE', 'MALFORMED_JSON', 'VALIDATION_FAILED', 'NOT_FOUND', 'EXTENSION_LIMIT_REACHED', 'ORDER_CONFIRMED', 'ORDER_CANCELED')
+  async extend(@Param('id') id: string, @Body(new BodyPipe(ExtendBody)) body: ExtendBody, @Res({ passthrough: true }) res: FastifyReply): Promise<string> {
+    return json(res, 200, (await this.checkout.extend(id, body.extendByMs)).body);
   }
 
   @Post(':id/cancel')

@@ -62,6 +62,28 @@ export const ORDERS_SQL = {
               (SELECT min(next_action_at) FROM orders WHERE status = ANY ($2::text[]) AND next_action_at > now() AND next_action_at <= $1)
             ) - now()) * 1000 AS in_ms`,
 
+  /**
+   * Extend: the new expiry is min(now + $2, created_at + $3 (RESERVATION_MAX_TTL_MS)), never
+   * earlier than today's, only while the order holds stock and has not expired. Answers the facts
+   * the caller maps to the contract's codes, and the order as it now stands.
+   */
+  extend: statement(
+    'orders_extend',
+    `WITH cur AS (SELECT o.*, o.reservation_expires_at <= now() AS expired,
+                         o.reservation_expires_at >= o.created_at + make_interval(secs => $3::float8 / 1000) AS at_cap,
+                         least(now() + make_interval(secs => $2::float8 / 1000), o.created_at + make_interval(secs => $3::float8 / 1000)) AS target
+                    FROM orders o WHERE o.id = $1 FOR NO KEY UPDATE),
+     u AS (UPDATE orders o SET reservation_expires_at = cur.target, updated_at = now()
+             FROM cur WHERE o.id = cur.id AND cur.status = ANY ($4::text[]) AND NOT cur.expired AND cur.target > cur.reservation_expires_at
+           RETURNING o.id, o.reservation_expires_at, tcc_order_json(o)::text AS body),
+     ev AS (INSERT INTO order_events (order_id, type, data)
+            SELECT u.id, 'reservation.extended', jsonb_build_object('from', tcc_iso(cur.reservation_expires_at), 'to', tcc_iso(u.reservation_expires_at))
+              FROM u, cur)
+     SELECT cur.status, cur.expired, cur.at_cap, u.id IS NOT NULL AS extended, u.reservation_expires_at AS expires_at,
+            coalesce(u.body, tcc_order_json(o2)::text) AS body
+       FROM cur JOIN orders o2 ON o2.id = cur.id LEFT JOIN u ON true`,
+  ),
+
   events: statement('orders_events', `SELECT type, at, data FROM order_events WHERE order_id = $1 ORDER BY id`),
 
   addEvent: statement('orders_add_event', `INSERT INTO order_events (order_id, type, data) VALUES ($1, $2, $3::jsonb)`),

@@ -2,6 +2,7 @@ import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
 import { Db } from '../database/db.js';
 import { SESSION_LOCKS } from '../database/session-lock.js';
+import { ParticipantService } from '../inventory/participant.service.js';
 import { DueOrders } from '../orders/due-orders.js';
 import { REFUND_OPEN } from '../orders/refund-state.js';
 import { RefundService } from '../orders/refund.service.js';
@@ -16,7 +17,7 @@ const PARALLEL = 8;
  * Postgres is the truth, Redis only schedules: every SWEEP_INTERVAL_MS one sweeper across all
  * processes finds orders whose TTL, retry, lookup or refund is overdue — Redis lost its data, a
  * process died between commit and enqueue, a job was dropped — and drives them through the same
- * code the jobs run.
+ * code the jobs run; it also cancels outside branches past their timeout.
  */
 @Injectable()
 export class Sweeper implements OnApplicationBootstrap {
@@ -27,6 +28,7 @@ export class Sweeper implements OnApplicationBootstrap {
     private readonly due: DueOrders,
     private readonly refunds: RefundService,
     private readonly periodic: PeriodicJobs,
+    private readonly participant: ParticipantService,
     private readonly config: AppConfig,
   ) {}
 
@@ -38,6 +40,8 @@ export class Sweeper implements OnApplicationBootstrap {
   async sweep(): Promise<number> {
     await this.db.sql.exec(RECOVERY_SQL.compactCounts);
     const driven = await this.due.drive(GRACE_MS, this.periodic.stopped);
+    const branches = await this.participant.expireDue(this.periodic.stopped);
+    if (branches) this.logger.log({ branches }, 'sweeper canceled outside branches past their timeout');
     const refunds = await this.db.sql.rows<{ id: string }>(RECOVERY_SQL.refundsDue, [GRACE_MS, 200, REFUND_OPEN]);
     for (let i = 0; i < refunds.length && !this.periodic.stopped(); i += PARALLEL) {
       await Promise.all(

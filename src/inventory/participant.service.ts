@@ -1,0 +1,196 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { AppError } from '../common/errors.js';
+import { AppConfig } from '../config/app-config.js';
+import { Db, Sql } from '../database/db.js';
+import { MetricsService } from '../metrics/metrics.service.js';
+import { BranchScheduler } from './branch-scheduler.js';
+import { PARTICIPANT_SQL } from './participant.sql.js';
+import { ReservedLine, SkuRow, stockSql } from './stock.sql.js';
+import { barrier, BranchStatus } from './tcc-barrier.js';
+
+export interface LineRequest {
+  sku: string;
+  quantity: number;
+}
+
+export interface BranchView {
+  transactionId: string;
+  status: BranchStatus;
+  items: { sku: string; quantity: number }[];
+  createdAt: string;
+  expiresAt: string;
+}
+
+/** Outside transaction ids live in their own namespace: they can never touch this service's orders. */
+export const external = (transactionId: string) => `ext:${transactionId}`;
+
+/**
+ * The inventory as a TCC branch for outside coordinators (/tcc/inventory/*, DTM or home-made).
+ * Each phase is one local transaction guarded by the barrier (tcc-barrier.ts): repeats are no-ops,
+ * a Cancel before its Try is an empty rollback that fences the late Try off, Confirm and Cancel
+ * serialize on the branch's try row. A branch neither confirmed nor canceled by its deadline
+ * (timeoutMs, default PARTICIPANT_TTL_MS) is canceled by the service exactly as if its Cancel had
+ * come: a coordinator that died cannot hold stock forever.
+ */
+@Injectable()
+export class ParticipantService {
+  private readonly logger = new Logger(ParticipantService.name);
+  private readonly cursorKey: Buffer;
+
+  constructor(
+    private readonly db: Db,
+    private readonly scheduler: BranchScheduler,
+    private readonly metrics: MetricsService,
+    private readonly config: AppConfig,
+  ) {
+    this.cursorKey = createHmac('sha256', 'tcc-branch-cursor').update(config.env.ADMIN_TOKEN ?? '').digest();
+  }
+
+  async try(transactionId: string, lines: LineRequest[], timeoutMs: number | undefined): Promise<BranchStatus> {
+    const ttl = timeoutMs ?? this.config.env.PARTICIPANT_TTL_MS;
+    if (ttl > this.config.env.RESERVATION_MAX_TTL_MS) {
+      throw AppError.validation([{ field: 'timeoutMs', message: `timeoutMs must be from 1000 to ${this.config.env.RESERVATION_MAX_TTL_MS}` }]);
+    }
+    const { status, expiresAt } = await this.db.tx((sql) => this.tryIn(sql, external(transactionId), lines, ttl));
+    if (expiresAt) {
+      await this.scheduler.timeoutDue(expiresAt).catch((err: unknown) => this.logger.warn({ err: (err as Error).message }, 'branch timeout not scheduled; the sweeper will find it'));
+    }
+    return status;
+  }
+
+  async confirm(transactionId: string): Promise<BranchStatus> {
+    return this.db.tx((sql) => this.confirmIn(sql, external(transactionId)));
+  }
+
+  async cancel(transactionId: string): Promise<BranchStatus> {
+    return this.db.tx((sql) => this.cancelIn(sql, external(transactionId)));
+  }
+
+  /** Cancels every reserved branch past its deadline, a page at a time; returns how many. */
+  async expireDue(stopped: () => boolean = () => false): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const due = await this.db.sql.rows<{ transaction_id: string }>(PARTICIPANT_SQL.due, ['RESERVED', 200]);
+      for (const { transaction_id: id } of due) {
+        if (stopped()) return total;
+        try {
+          await this.db.tx((sql) => this.cancelIn(sql, id));
+          this.metrics.participantExpired.inc({ result: 'canceled' });
+          total += 1;
+        } catch (err) {
+          // Confirmed meanwhile: the coordinator made it in time.
+          if (!(err instanceof AppError && err.code === 'TRANSACTION_CONFIRMED')) throw err;
+        }
+      }
+      if (due.length < 200) return total;
+    }
+  }
+
+  /** Branches, oldest first, for operators (GET /admin/participant/transactions). */
+  async list(q: { status?: BranchStatus; olderThanMinutes?: number; limit: number; cursor?: string }): Promise<{ data: BranchView[]; nextCursor: string | null }> {
+    const after = q.cursor ? this.decodeCursor(q.cursor) : undefined;
+    const rows = await this.db.sql.rows<{ transaction_id: string; status: BranchStatus; items: BranchView['items']; created_at: string; expires_at: string; cursor_at: string }>(
+      PARTICIPANT_SQL.list,
+      [q.status ?? null, q.olderThanMinutes ?? null, after?.[0] ?? null, after?.[1] ?? null, q.limit + 1],
+    );
+    const page = rows.slice(0, q.limit);
+    const last = page[page.length - 1];
+    return {
+      data: page.map((r) => ({ transactionId: r.transaction_id.replace(/^ext:/, ''), status: r.status, items: r.items, createdAt: r.created_at, expiresAt: r.expires_at })),
+      nextCursor: rows.length > q.limit && last ? this.encodeCursor([last.cursor_at, last.transaction_id]) : null,
+    };
+  }
+
+  private async tryIn(sql: Sql, transactionId: string, lines: LineRequest[], ttlMs: number): Promise<{ status: BranchStatus; expiresAt?: Date }> {
+    if (!(await barrier.insert(sql, transactionId, 'try', 'try'))) {
+      const status = await barrier.status(sql, transactionId);
+      if (status === 'CANCELED') throw new AppError('TRANSACTION_CANCELED', `transaction ${transactionId} was canceled`);
+      return { status: status ?? 'RESERVED' };
+    }
+    // SKU byte order, like every path that locks SKU rows: two multi-line branches cannot deadlock.
+    const sorted = [...lines].sort((a, b) => (a.sku < b.sku ? -1 : a.sku > b.sku ? 1 : 0));
+    checkSkus(await stockSql.find(sql, sorted.map((l) => l.sku)), sorted);
+    await stockSql.recordReservation(sql, transactionId, sorted);
+    const reserved: ReservedLine[] = [];
+    for (const line of sorted) {
+      const got = await stockSql.reserve(sql, line.sku, line.quantity);
+      if (!got) {
+        const available = (await stockSql.available(sql, line.sku)) ?? 0;
+        throw new AppError('INSUFFICIENT_STOCK', `only ${available} of ${line.sku} available, ${line.quantity} requested`, {
+          sku: line.sku,
+          requested: line.quantity,
+          available,
+        });
+      }
+      reserved.push(got);
+    }
+    // The currency was read without a lock above; the locked rows are the truth.
+    if (new Set(reserved.map((l) => l.currency)).size > 1) {
+      throw new AppError('CURRENCY_MISMATCH', 'the order mixes SKUs priced in different currencies');
+    }
+    const items = JSON.stringify(sorted.map((l) => ({ sku: l.sku, quantity: l.quantity })));
+    const row = await sql.one<{ expires_at: Date }>(PARTICIPANT_SQL.reserved, [transactionId, items, ttlMs]);
+    return { status: 'RESERVED', expiresAt: row?.expires_at };
+  }
+
+  private async confirmIn(sql: Sql, transactionId: string): Promise<BranchStatus> {
+    const tryReason = await barrier.lockTry(sql, transactionId);
+    if (!tryReason) throw new AppError('NO_RESERVATION', `transaction ${transactionId} has no reservation`);
+    if (tryReason === 'cancel' || (await barrier.status(sql, transactionId)) === 'CANCELED') {
+      throw new AppError('TRANSACTION_CANCELED', `transaction ${transactionId} was canceled`);
+    }
+    if (await barrier.insert(sql, transactionId, 'confirm', 'confirm')) {
+      await stockSql.lockBranchSkus(sql, transactionId);
+      await stockSql.commit(sql, transactionId);
+      await sql.exec(PARTICIPANT_SQL.ended, [transactionId, 'CONFIRMED']);
+    }
+    return 'CONFIRMED';
+  }
+
+  /** Release what Try reserved; before any Try it is an empty rollback that fences Try off. */
+  private async cancelIn(sql: Sql, transactionId: string): Promise<BranchStatus> {
+    await barrier.insert(sql, transactionId, 'try', 'cancel');
+    const tryReason = await barrier.lockTry(sql, transactionId);
+    // Under the lock, a Confirm either committed before us (refuse) or waits for us.
+    const status = await barrier.status(sql, transactionId);
+    if (status === 'CONFIRMED') throw new AppError('TRANSACTION_CONFIRMED', `transaction ${transactionId} was confirmed`);
+    if (!(await barrier.insert(sql, transactionId, 'cancel', 'cancel'))) return 'CANCELED';
+    if (tryReason === 'try') {
+      await stockSql.lockBranchSkus(sql, transactionId);
+      await stockSql.release(sql, transactionId);
+    }
+    await sql.exec(PARTICIPANT_SQL.ended, [transactionId, 'CANCELED']);
+    return 'CANCELED';
+  }
+
+  private encodeCursor(c: [string, string]): string {
+    const payload = Buffer.from(JSON.stringify(c)).toString('base64url');
+    return `${payload}.${createHmac('sha256', this.cursorKey).update(payload).digest('base64url')}`;
+  }
+
+  private decodeCursor(raw: string): [string, string] {
+    const invalid = () => AppError.validation([{ field: 'cursor', message: 'cursor was not issued by this service' }]);
+    if (!/^[A-Za-z0-9_-]{1,600}\.[A-Za-z0-9_-]{43}$/.test(raw)) throw invalid();
+    const [payload, sig] = raw.split('.');
+    const expected = Buffer.from(createHmac('sha256', this.cursorKey).update(payload).digest('base64url'));
+    if (!timingSafeEqual(Buffer.from(sig), expected)) throw invalid();
+    let c: unknown;
+    try {
+      c = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+    } catch {
+      throw invalid();
+    }
+    if (!Array.isArray(c) || c.length !== 2 || typeof c[0] !== 'string' || typeof c[1] !== 'string' || !/^\d{4}-\d{2}-\d{2} [\d:.]+[+-][\d:]+$/.test(c[0])) throw invalid();
+    return [c[0], c[1]];
+  }
+}
+
+function checkSkus(found: SkuRow[], lines: LineRequest[]): void {
+  const bySku = new Map(found.map((r) => [r.sku, r]));
+  const unknown = lines.find((l) => !bySku.has(l.sku));
+  if (unknown) throw new AppError('UNKNOWN_SKU', `SKU ${unknown.sku} does not exist`, { sku: unknown.sku });
+  if (new Set(found.map((r) => r.currency)).size > 1) {
+    throw new AppError('CURRENCY_MISMATCH', 'the order mixes SKUs priced in different currencies');
+  }
+}
