@@ -44,23 +44,23 @@ export const ORDERS_SQL = {
   /**
    * Holding orders with something due, by the database's clock: the TTL passed or the next retry,
    * lookup or resumption came — and no step is running on them. `$1` ms of grace lets the
-   * jobs go first when the sweeper asks. Unnamed (a plain string): planned with the actual state
-   * list each time, so the partial indexes on holding orders serve it.
+   * jobs go first when the sweeper asks. Served by orders_holding_due, an index on exactly
+   * least(reservation_expires_at, next_action_at) over holding orders; unnamed (a plain string), so
+   * it is planned with the actual state list and Postgres can match the index's predicate.
    */
   due: `SELECT id, reservation_expires_at <= now() AND payment_requested_at IS NULL AS expired_unpaid
        FROM orders
       WHERE status = ANY ($3::text[])
+        AND least(reservation_expires_at, next_action_at) <= now() - make_interval(secs => $1::float8 / 1000)
         AND (lease_until IS NULL OR lease_until <= now())
-        AND (reservation_expires_at <= now() - make_interval(secs => $1::float8 / 1000)
-             OR next_action_at <= now() - make_interval(secs => $1::float8 / 1000))
-      ORDER BY least(reservation_expires_at, coalesce(next_action_at, reservation_expires_at))
+      ORDER BY least(reservation_expires_at, next_action_at)
       LIMIT $2`,
 
   /** The earliest due time in a bucket that is not due yet (the database clock runs behind ours). */
-  nextDueBefore: `SELECT extract(epoch FROM least(
-              (SELECT min(reservation_expires_at) FROM orders WHERE status = ANY ($2::text[]) AND reservation_expires_at > now() AND reservation_expires_at <= $1),
-              (SELECT min(next_action_at) FROM orders WHERE status = ANY ($2::text[]) AND next_action_at > now() AND next_action_at <= $1)
-            ) - now()) * 1000 AS in_ms`,
+  nextDueBefore: `SELECT extract(epoch FROM min(least(reservation_expires_at, next_action_at)) - now()) * 1000 AS in_ms
+       FROM orders
+      WHERE status = ANY ($2::text[])
+        AND least(reservation_expires_at, next_action_at) > now() AND least(reservation_expires_at, next_action_at) <= $1`,
 
   /**
    * Extend: the new expiry is min(now + $2, created_at + $3 (RESERVATION_MAX_TTL_MS)), never
