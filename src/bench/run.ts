@@ -49,7 +49,6 @@ interface Row {
 }
 
 const children: ChildProcess[] = [];
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function dbUrl(name: string): string {
   const u = new URL(ADMIN_URL);
