@@ -80,7 +80,7 @@ describe('OPS_PORT', () => {
       redis.kill('SIGKILL');
       await waitFor('degraded', async () => {
         const res = await fetch(`${api.url}/health/ready`);
-        const body = await res.json();
+        const body = (await res.json()) as { status: string; checks: { redis: { status: string } } };
         return res.status === 200 && body.status === 'degraded' && body.checks.redis.status === 'degraded';
       });
       expect((await fetch(`${api.url}/health`)).status).toBe(503);
