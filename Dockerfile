@@ -11,6 +11,7 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json tsconfig.migrations.json nest-cli.json ./
 COPY src ./src
 COPY migrations ./migrations
+COPY scripts ./scripts
 RUN npm run build
 
 # ---- runtime: production dependencies + compiled output only ----

@@ -15,6 +15,11 @@ export default tseslint.config(
     },
   },
   {
+    // The operator console's page runs in the browser.
+    files: ['src/console/web/**/*.ts'],
+    languageOptions: { globals: { ...globals.browser } },
+  },
+  {
     // Layering: the participant and the gateway client must not know about the coordinator.
     files: ['src/inventory/**/*.ts', 'src/payments/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: ['../orders/*', '../admin/*', '../jobs/*', '../recovery/*'] }] },

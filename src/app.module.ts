@@ -5,6 +5,9 @@ import { AdminService } from './admin/admin.service.js';
 import { ParticipantAdminController } from './admin/participant-admin.controller.js';
 import { ReconciliationController } from './admin/reconciliation.controller.js';
 import { AppConfig } from './config/app-config.js';
+import { ConsoleSessionController } from './console/console-session.controller.js';
+import { ConsoleSessions } from './console/console-sessions.js';
+import { ConsoleStats, ConsoleStatsController } from './console/console-stats.js';
 import { DatabaseModule } from './database/database.module.js';
 import { InventoryController, ParticipantController } from './inventory/inventory.controller.js';
 import { BranchScheduler } from './inventory/branch-scheduler.js';
@@ -40,6 +43,8 @@ export const HTTP_CONTROLLERS: Type[] = [
   ParticipantAdminController,
   HealthController,
   MetricsController,
+  ConsoleSessionController,
+  ConsoleStatsController,
 ];
 
 /** ROLE decides what runs: HTTP controllers (api, all), job workers and periodic jobs (worker, all). */
@@ -69,12 +74,13 @@ export class AppModule {
       OpsServer,
     ];
     const workers: Provider[] = config.runsWorkers ? [JobWorkers, Sweeper] : [];
+    const http: Provider[] = config.runsHttp ? [ConsoleSessions, ConsoleStats] : [];
     return {
       module: AppModule,
       global: true,
       imports: [DatabaseModule, ScheduleModule.forRoot()],
       controllers: config.runsHttp ? HTTP_CONTROLLERS : [],
-      providers: [...core, ...workers],
+      providers: [...core, ...workers, ...http],
       exports: [AppConfig],
     };
   }

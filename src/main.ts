@@ -6,6 +6,8 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import type { FastifyInstance } from 'fastify';
 import { AppModule } from './app.module.js';
 import { AppConfig } from './config/app-config.js';
+import { registerConsolePages } from './console/console-pages.js';
+import { ConsoleSessions } from './console/console-sessions.js';
 import { runPendingMigrations } from './database/migrate.js';
 import { Authenticator } from './http/auth.js';
 import { configureHttp, frameworkErrors, requestIdOf } from './http/http-setup.js';
@@ -26,6 +28,24 @@ function hardDeadlineOnSignals(graceMs: number): void {
 
 /** Pages that browsers render get security headers and a CSP; JSON answers do not need them. */
 const HTML_PATHS = /^\/(?:docs|admin\/queues|console)(?:[/?]|$)/;
+/** The operator console runs no inline script or style, so its CSP allows none (the other pages need them). */
+const CONSOLE_PATHS = /^\/console(?:[/?]|$)/;
+const CONSOLE_HELMET = {
+  contentSecurityPolicy: {
+    useDefaults: false,
+    directives: {
+      defaultSrc: ["'self'"],
+      scriptSrc: ["'self'"],
+      styleSrc: ["'self'"],
+      imgSrc: ["'self'", 'data:'],
+      connectSrc: ["'self'"],
+      objectSrc: ["'none'"],
+      baseUri: ["'none'"],
+      frameAncestors: ["'none'"],
+      formAction: ["'self'"],
+    },
+  },
+};
 
 /** One entry for every role: ROLE=api serves HTTP, ROLE=worker runs jobs and periodic work, all does both. */
 async function bootstrap(): Promise<void> {
@@ -80,9 +100,11 @@ async function bootstrap(): Promise<void> {
     },
   });
   fastify.addHook('onRequest', async (req, reply) => {
-    if (HTML_PATHS.test(req.url)) await (reply as unknown as { helmet: () => Promise<void> }).helmet();
+    if (HTML_PATHS.test(req.url)) await (reply as unknown as { helmet: (opts?: object) => Promise<void> }).helmet(CONSOLE_PATHS.test(req.url) ? CONSOLE_HELMET : undefined);
   });
   await registerQueueBoard(fastify, app.get(JobScheduler));
+  auth.useSessions(app.get(ConsoleSessions));
+  await registerConsolePages(fastify);
   app.useGlobalFilters(new ProblemFilter());
   setupSwagger(app);
   app.enableShutdownHooks();

@@ -1,34 +1,61 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../common/errors.js';
+import { sessionIdOf } from './session-cookie.js';
 
 /** Routes behind the admin token: the admin API (with the queue dashboard) and the TCC participant. */
 export function isProtectedPath(path: string): boolean {
   return path === '/admin' || path.startsWith('/admin/') || path.startsWith('/tcc/');
 }
 
+/** Where a console session cookie stands in for the token: the admin API and the queue dashboard, never /tcc/*. */
+function acceptsSession(path: string): boolean {
+  return path === '/admin' || path.startsWith('/admin/');
+}
+
+/** Methods that change state: with a session cookie they need its anti-CSRF token too. */
+const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** The operator console's sessions, as the check needs them (src/console/console-sessions.ts). */
+export interface SessionLookup {
+  /** The anti-CSRF token of a live session; undefined when the session is unknown, ended or expired. */
+  csrfTokenOf(sessionId: string): Promise<string | undefined>;
+}
+
+export type Verdict = AppError | undefined;
+
 /**
- * Who may call the admin and participant routes: a request bearing ADMIN_TOKEN. Checked before
- * the body is read, so UNAUTHORIZED wins over any body error and a caller without the token
- * learns nothing about its body. The answer never says whether a token is configured.
+ * Who may call the admin and participant routes: a request bearing ADMIN_TOKEN, or — on /admin/*
+ * only — a browser holding a live console session (state changes then also need the session's
+ * X-CSRF-Token). Checked before the body is read, so UNAUTHORIZED wins over any body error and a
+ * caller without the token learns nothing about its body. The answer never says whether a token is
+ * configured. Synchronous for every other route and for bearer requests: only a session cookie on
+ * an admin route costs a (primary-key) database read.
  */
 export class Authenticator {
   private readonly expected: Buffer | undefined;
+  private sessions: SessionLookup | undefined;
 
   constructor(token: string | undefined) {
     this.expected = token ? digest(token) : undefined;
   }
 
+  /** Console sessions become valid credentials on /admin/* once this is set (main.ts). */
+  useSessions(sessions: SessionLookup): void {
+    this.sessions = sessions;
+  }
+
   /** Undefined when the request may go on; else the error to answer with. */
-  check(req: FastifyRequest, reply: FastifyReply): AppError | undefined {
+  check(req: FastifyRequest, reply: FastifyReply): Verdict | Promise<Verdict> {
     const url = req.url;
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
     if (!isProtectedPath(path)) return undefined;
     if (path.startsWith('/admin')) reply.header('cache-control', 'no-store');
     if (this.bearerMatches(req.headers.authorization)) return undefined;
-    reply.header('www-authenticate', 'Bearer');
-    return new AppError('UNAUTHORIZED', 'a valid bearer token is required');
+    const sessionId = this.sessions && acceptsSession(path) ? sessionIdOf(req.headers.cookie) : undefined;
+    if (sessionId) return this.checkSession(this.sessions!, sessionId, req, reply);
+    return unauthorized(reply);
   }
 
   /** Compares digests, so neither the token's content nor its length leaks through timing. */
@@ -37,6 +64,27 @@ export class Authenticator {
     const match = /^Bearer (.+)$/i.exec(header);
     return !!match && timingSafeEqual(digest(match[1]), this.expected);
   }
+
+  private async checkSession(sessions: SessionLookup, sessionId: string, req: FastifyRequest, reply: FastifyReply): Promise<Verdict> {
+    const csrf = await sessions.csrfTokenOf(sessionId);
+    if (csrf === undefined) return unauthorized(reply);
+    if (STATE_CHANGING.has(req.method) && !csrfMatches(req.headers['x-csrf-token'], csrf)) return forbidden();
+    return undefined;
+  }
+}
+
+/** The X-CSRF-Token header equals the session's token (compared in constant time). */
+export function csrfMatches(header: string | string[] | undefined, expected: string): boolean {
+  return typeof header === 'string' && header.length > 0 && timingSafeEqual(digest(header), digest(expected));
+}
+
+export function forbidden(): AppError {
+  return new AppError('FORBIDDEN', 'a state change made with a console session needs its X-CSRF-Token header');
+}
+
+function unauthorized(reply: FastifyReply): AppError {
+  reply.header('www-authenticate', 'Bearer');
+  return new AppError('UNAUTHORIZED', 'a valid bearer token is required');
 }
 
 function digest(value: string): Buffer {

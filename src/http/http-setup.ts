@@ -4,7 +4,7 @@ import type pino from 'pino';
 import { AppError } from '../common/errors.js';
 import { requestContext } from '../logging/logger.js';
 import { MetricsService } from '../metrics/metrics.service.js';
-import { Authenticator } from './auth.js';
+import { Authenticator, Verdict } from './auth.js';
 import { BODY_LIMIT, parseJsonBody } from './json-body.js';
 import { answerError, sendProblem } from './problem.js';
 
@@ -50,12 +50,7 @@ export function configureHttp(app: FastifyInstance, setup: HttpSetup): void {
 
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
-    const denied = setup.auth.check(req, reply);
-    if (denied) {
-      sendProblem(reply, denied.code, denied.message, denied.extra);
-      return;
-    }
-    done();
+    afterAuth(setup.auth, req, reply, done);
   });
 
   // Everything the handler does, down to the gateway call it causes, logs with this request's id.
@@ -89,17 +84,28 @@ export function configureHttp(app: FastifyInstance, setup: HttpSetup): void {
 export function frameworkErrors(auth: () => Authenticator) {
   return (err: Error, req: FastifyRequest<any, RawServerBase>, reply: FastifyReply<any, RawServerBase>): void => {
     reply.header('x-request-id', req.id);
-    const denied = auth().check(req as FastifyRequest, reply as FastifyReply);
-    if (denied) {
-      sendProblem(reply as FastifyReply, denied.code, denied.message, denied.extra);
-      return;
-    }
-    const path = pathOf(req.url);
-    if (req.method === 'PUT' && /^\/admin\/inventory\//.test(path)) {
-      answerError(AppError.validation([{ field: 'sku', message: 'sku must be 1-64 characters of [A-Za-z0-9_.:-]' }]), reply as FastifyReply);
-      return;
-    }
-    answerError(new AppError('NOT_FOUND', 'no such resource'), reply as FastifyReply);
+    afterAuth(auth(), req as FastifyRequest, reply as FastifyReply, () => {
+      const path = pathOf(req.url);
+      if (req.method === 'PUT' && /^\/admin\/inventory\//.test(path)) {
+        answerError(AppError.validation([{ field: 'sku', message: 'sku must be 1-64 characters of [A-Za-z0-9_.:-]' }]), reply as FastifyReply);
+        return;
+      }
+      answerError(new AppError('NOT_FOUND', 'no such resource'), reply as FastifyReply);
+    });
     void err;
   };
+}
+
+/**
+ * Runs `next` when the request may go on, else answers the refusal. Synchronous unless the check
+ * has to look a console session up, so the hot path never waits on a promise.
+ */
+function afterAuth(auth: Authenticator, req: FastifyRequest, reply: FastifyReply, next: () => void): void {
+  const settle = (denied: Verdict) => {
+    if (denied) sendProblem(reply, denied.code, denied.message, denied.extra);
+    else next();
+  };
+  const verdict = auth.check(req, reply);
+  if (verdict instanceof Promise) verdict.then(settle, (err: unknown) => answerError(err, reply));
+  else settle(verdict);
 }

@@ -31,6 +31,7 @@ export function buildOpenApi(app: INestApplication): OpenAPIObject {
     )
     .setVersion('1')
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'The shared operator token (ADMIN_TOKEN), an opaque string of at least 16 characters — not a JWT.' }, 'adminToken')
+    .addCookieAuth('tcc_console', { type: 'apiKey', in: 'cookie', description: 'An operator console session (POST /console/session); on /admin/* it stands in for the token, and state changes also need its X-CSRF-Token header.' }, 'consoleSession')
     .build();
   const document = SwaggerModule.createDocument(app, config, { operationIdFactory: (_controller, method) => method });
   document.components = { ...document.components, schemas: { ...document.components?.schemas, ...registeredSchemas(), Problem: PROBLEM_SCHEMA } };

@@ -1,0 +1,70 @@
+import { Body, Controller, Delete, Get, HttpCode, Post, Req, Res } from '@nestjs/common';
+import { ApiCookieAuth, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../common/errors.js';
+import { ApiErrors, ApiJson, ApiJsonBody, ref } from '../http/api-docs.js';
+import { csrfMatches, forbidden } from '../http/auth.js';
+import { cameOverHttps, clearedSessionCookie, SESSION_COOKIE, sessionCookie, sessionIdOf } from '../http/session-cookie.js';
+import { BodyPipe } from '../http/validation.js';
+import { ConsoleSession, ConsoleSessions } from './console-sessions.js';
+import { ConsoleSessionView, SignInBody } from './console.schemas.js';
+
+const SESSION = ref('ConsoleSession', ConsoleSessionView);
+
+/**
+ * The operator console's sign-in: the admin token, typed once, is exchanged for an HttpOnly session
+ * cookie (and an anti-CSRF token the page keeps in memory). The page itself never stores the token.
+ */
+@ApiTags('console')
+@Controller('console/session')
+export class ConsoleSessionController {
+  constructor(private readonly sessions: ConsoleSessions) {}
+
+  @Post()
+  @HttpCode(200)
+  @ApiOperation({ operationId: 'signIn', summary: `Sign in with the admin token: sets the ${SESSION_COOKIE} session cookie` })
+  @ApiJsonBody(SignInBody)
+  @ApiJson(200, SESSION)
+  @ApiErrors('UNAUTHORIZED', 'PAYLOAD_TOO_LARGE', 'MALFORMED_JSON', 'VALIDATION_FAILED')
+  async signIn(@Body(new BodyPipe(SignInBody)) body: SignInBody, @Req() req: FastifyRequest, @Res({ passthrough: true }) res: FastifyReply): Promise<ConsoleSession> {
+    res.header('cache-control', 'no-store');
+    const session = await this.sessions.signIn(body.token);
+    if (!session) throw new AppError('UNAUTHORIZED', 'that is not the admin token');
+    res.header('set-cookie', sessionCookie(session.sessionId, this.sessions.ttlSeconds, cameOverHttps(req)));
+    return { csrfToken: session.csrfToken, expiresAt: session.expiresAt };
+  }
+
+  @Get()
+  @ApiCookieAuth('consoleSession')
+  @ApiOperation({ operationId: 'getConsoleSession', summary: 'The live session of this browser (its anti-CSRF token and expiry)' })
+  @ApiJson(200, SESSION)
+  @ApiErrors('UNAUTHORIZED')
+  async current(@Req() req: FastifyRequest, @Res({ passthrough: true }) res: FastifyReply): Promise<ConsoleSession> {
+    res.header('cache-control', 'no-store');
+    return (await this.live(req, res)).session;
+  }
+
+  @Delete()
+  @HttpCode(204)
+  @ApiCookieAuth('consoleSession')
+  @ApiOperation({ operationId: 'signOut', summary: 'Sign out: the session ends on every process and its cookie is refused from now on' })
+  @ApiHeader({ name: 'X-CSRF-Token', required: true, description: "The session's csrfToken" })
+  @ApiResponse({ status: 204, description: 'Signed out' })
+  @ApiErrors('UNAUTHORIZED', 'FORBIDDEN')
+  async signOut(@Req() req: FastifyRequest, @Res({ passthrough: true }) res: FastifyReply): Promise<void> {
+    res.header('cache-control', 'no-store');
+    const { id, session } = await this.live(req, res);
+    if (!csrfMatches(req.headers['x-csrf-token'], session.csrfToken)) throw forbidden();
+    await this.sessions.end(id);
+    res.header('set-cookie', clearedSessionCookie(cameOverHttps(req)));
+  }
+
+  /** This browser's live session, else UNAUTHORIZED (and the dead cookie is dropped). */
+  private async live(req: FastifyRequest, res: FastifyReply): Promise<{ id: string; session: ConsoleSession }> {
+    const id = sessionIdOf(req.headers.cookie);
+    const session = id ? await this.sessions.find(id) : undefined;
+    if (id && session) return { id, session };
+    if (req.headers.cookie?.includes(`${SESSION_COOKIE}=`)) res.header('set-cookie', clearedSessionCookie(cameOverHttps(req)));
+    throw new AppError('UNAUTHORIZED', 'no live console session: sign in');
+  }
+}

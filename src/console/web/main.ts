@@ -1,0 +1,104 @@
+import { api, ApiError, Session, setSession, whenSessionLost } from './api.js';
+import { h, show } from './dom.js';
+import { createNav } from './nav.js';
+import { inventoryView } from './views/inventory.js';
+import { orderView } from './views/order.js';
+import { ordersView } from './views/orders.js';
+import { signInView } from './views/sign-in.js';
+
+/**
+ * The operator console: one page that routes in the browser (/console, /console/orders/{id},
+ * /console/inventory) over the admin API, signed in by an HttpOnly session cookie.
+ */
+const root = document.getElementById('app')!;
+let signedIn = false;
+const nav = createNav(render);
+
+type Route = { view: 'orders' } | { view: 'order'; id: string } | { view: 'inventory' };
+
+function route(): Route {
+  const path = location.pathname.replace(/\/+$/, '');
+  const order = /^\/console\/orders\/([^/]+)$/.exec(path);
+  if (order) {
+    let id = order[1];
+    try {
+      id = decodeURIComponent(id);
+    } catch {
+      // a broken escape: the admin API answers 404 for it, as for any unknown id
+    }
+    return { view: 'order', id };
+  }
+  if (path === '/console/inventory') return { view: 'inventory' };
+  return { view: 'orders' };
+}
+
+function render(): void {
+  if (!signedIn) return;
+  const r = route();
+  const main = h('main', { id: 'main', tabindex: '-1' });
+  const item = (href: string, label: string, active: boolean) => {
+    const a = nav.link(href, label);
+    if (active) a.setAttribute('aria-current', 'page');
+    return h('li', null, a);
+  };
+  show(
+    root,
+    h('a', { class: 'skip', href: '#main' }, 'Skip to content'),
+    h(
+      'header',
+      { class: 'top' },
+      h('span', { class: 'brand' }, 'TCC operator console'),
+      h(
+        'nav',
+        { 'aria-label': 'Console' },
+        h('ul', null, item('/console', 'Orders', r.view !== 'inventory'), item('/console/inventory', 'Inventory', r.view === 'inventory'), h('li', null, h('a', { href: '/admin/queues' }, 'Queue dashboard'))),
+      ),
+      h('button', { type: 'button', class: 'link-button', onclick: () => void signOut() }, 'Sign out'),
+    ),
+    main,
+  );
+  if (r.view === 'order') orderView(main, nav, r.id);
+  else if (r.view === 'inventory') inventoryView(main);
+  else ordersView(main, nav);
+}
+
+function signIn(notice?: string): void {
+  signedIn = false;
+  signInView(root, notice, () => {
+    signedIn = true;
+    render();
+  });
+}
+
+async function signOut(): Promise<void> {
+  try {
+    await api('DELETE', '/console/session');
+  } catch (err) {
+    // Already ended elsewhere (401): the outcome the operator asked for.
+    if (!(err instanceof ApiError && err.status === 401)) {
+      alertBar(`Sign out failed: ${(err as Error).message}`);
+      return;
+    }
+  }
+  setSession(undefined);
+  signIn('You have signed out.');
+}
+
+function alertBar(text: string): void {
+  root.prepend(h('p', { class: 'message error banner', role: 'alert' }, text));
+}
+
+whenSessionLost(() => signIn('Your session has ended. Sign in again.'));
+
+async function start(): Promise<void> {
+  try {
+    setSession(await api<Session>('GET', '/console/session'));
+    signedIn = true;
+    render();
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) signIn();
+    else show(root, h('main', { class: 'signin-page' }, h('p', { class: 'message error', role: 'alert' }, `The console cannot start: ${(err as Error).message}`)));
+  }
+}
+
+void start();
