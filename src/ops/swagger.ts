@@ -30,7 +30,8 @@ export function buildOpenApi(app: INestApplication): OpenAPIObject {
         'Admin and participant routes take the operator token as `Authorization: Bearer <ADMIN_TOKEN>`.',
     )
     .setVersion('1')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'The shared operator token (ADMIN_TOKEN), an opaque string of at least 16 characters — not a JWT.' }, 'adminToken')
+    // addSecurity, not addBearerAuth: the latter stamps bearerFormat "JWT" on a token that is not one.
+    .addSecurity('adminToken', { type: 'http', scheme: 'bearer', description: 'The shared operator token (ADMIN_TOKEN), an opaque string of at least 16 characters — not a JWT.' })
     .build();
   const document = SwaggerModule.createDocument(app, config, { operationIdFactory: (_controller, method) => method });
   document.components = { ...document.components, schemas: { ...document.components?.schemas, ...registeredSchemas(), Problem: PROBLEM_SCHEMA } };
