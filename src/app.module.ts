@@ -31,6 +31,7 @@ import { TryEngine } from './orders/try-engine.js';
 import { PaymentGateway } from './payments/payment-gateway.js';
 import { PeriodicJobs } from './recovery/periodic.js';
 import { ReconciliationService } from './recovery/reconciliation.service.js';
+import { Retention } from './recovery/retention.js';
 import { Sweeper } from './recovery/sweeper.js';
 
 /** Controllers served on the public port by ROLE api / all. */
@@ -80,7 +81,7 @@ export class AppModule {
       global: true,
       imports: [DatabaseModule, ScheduleModule.forRoot()],
       controllers: config.runsHttp ? HTTP_CONTROLLERS : [],
-      providers: [...core, ...workers, ...http],
+      providers: [...core, ...workers, ...http, ...(config.runsWorkers ? [Retention] : [])],
       exports: [AppConfig],
     };
   }

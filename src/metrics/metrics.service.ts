@@ -16,6 +16,7 @@ export const LABELS = {
   gatewayRefusalStatus: ['400', '401', '403', '404', '422'],
   webhookOutcome: ['delivered', 'retried', 'failed'],
   participantExpiry: ['canceled'],
+  retentionKind: ['orders', 'order_events', 'barrier_rows', 'reservations', 'webhook_deliveries'],
 } as const;
 
 /**
@@ -35,6 +36,7 @@ export class MetricsService {
   readonly needsAttention = this.counter('tcc_orders_need_attention_total', 'Times an order was flagged for a human, by reason', 'reason', LABELS.attentionReason);
   readonly webhookDeliveries = this.counter('tcc_webhook_deliveries_total', 'Webhook delivery attempts by outcome (delivered, retried, failed)', 'outcome', LABELS.webhookOutcome);
   readonly participantExpired = this.counter('tcc_participant_branches_expired_total', 'Outside coordinators\' branches canceled by their timeout', 'result', LABELS.participantExpiry);
+  readonly retentionDeleted = this.counter('tcc_retention_deleted_total', 'Rows deleted by retention (older than RETENTION_DAYS), by kind', 'kind', LABELS.retentionKind);
 
   readonly gatewayRefusals = new Counter({
     name: 'tcc_gateway_refusals_total',

@@ -1,7 +1,8 @@
 import { Controller, Get, Header, Injectable } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Gauge } from 'prom-client';
 import { Db } from '../database/db.js';
+import { ApiErrors } from '../http/api-docs.js';
 import { JobScheduler } from '../jobs/job-scheduler.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { HOLDING, ORDER_STATUSES } from '../orders/order-state.js';
@@ -81,6 +82,8 @@ export class MetricsController {
   @Get()
   @Header('Content-Type', 'text/plain; version=0.0.4; charset=utf-8')
   @ApiOperation({ operationId: 'metrics', summary: 'Prometheus metrics' })
+  @ApiResponse({ status: 200, description: 'Prometheus text exposition format 0.0.4', content: { 'text/plain': { schema: { type: 'string' } } } })
+  @ApiErrors()
   scrape(): Promise<string> {
     return this.scraper.scrape();
   }

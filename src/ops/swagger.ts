@@ -30,7 +30,8 @@ export function buildOpenApi(app: INestApplication): OpenAPIObject {
         'Admin and participant routes take the operator token as `Authorization: Bearer <ADMIN_TOKEN>`.',
     )
     .setVersion('1')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'The shared operator token (ADMIN_TOKEN), an opaque string of at least 16 characters — not a JWT.' }, 'adminToken')
+    // addSecurity, not addBearerAuth: the latter stamps bearerFormat "JWT" on a token that is not one.
+    .addSecurity('adminToken', { type: 'http', scheme: 'bearer', description: 'The shared operator token (ADMIN_TOKEN), an opaque string of at least 16 characters — not a JWT.' })
     .addCookieAuth('tcc_console', { type: 'apiKey', in: 'cookie', description: 'An operator console session (POST /console/session); on /admin/* it stands in for the token, and state changes also need its X-CSRF-Token header.' }, 'consoleSession')
     .build();
   const document = SwaggerModule.createDocument(app, config, { operationIdFactory: (_controller, method) => method });
