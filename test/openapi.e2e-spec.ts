@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { stableJson } from '../src/ops/stable-json.js';
@@ -71,7 +71,8 @@ it('admin and participant routes take the shared operator token and describe the
   const guarded = operations(served).filter(([route]) => / \/(admin|tcc)\//.test(route));
   expect(guarded.length).toBeGreaterThanOrEqual(14);
   for (const [route, op] of guarded) {
-    expect([route, op.security]).toEqual([route, [{ adminToken: [] }]]);
+    const expected = route.includes(' /admin/') ? [{ adminToken: [] }, { consoleSession: [] }] : [{ adminToken: [] }];
+    expect([route, op.security]).toEqual([route, expected]);
     const ok = Object.entries(op.responses).filter(([status]) => Number(status) < 300);
     expect([route, ok.length > 0]).toEqual([route, true]);
     for (const [status, answer] of ok) expect([route, status, status === '204' || !!answer.content?.['application/json']?.schema]).toEqual([route, status, true]);

@@ -36,6 +36,14 @@ export function buildOpenApi(app: INestApplication): OpenAPIObject {
     .build();
   const document = SwaggerModule.createDocument(app, config, { operationIdFactory: (_controller, method) => method });
   document.components = { ...document.components, schemas: { ...document.components?.schemas, ...registeredSchemas(), Problem: PROBLEM_SCHEMA } };
+  // Who may call what, in one place: /admin/* takes the token or a console session (state changes
+  // with a session also need its X-CSRF-Token), /tcc/* the token only.
+  for (const [path, item] of Object.entries(document.paths)) {
+    const token: Record<string, string[]> = { adminToken: [] };
+    const security = path.startsWith('/admin/') ? [token, { consoleSession: [] }] : path.startsWith('/tcc/') ? [token] : undefined;
+    if (!security) continue;
+    for (const op of [item.get, item.put, item.post, item.delete, item.patch]) if (op) op.security = security;
+  }
   return document;
 }
 
