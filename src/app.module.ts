@@ -26,6 +26,10 @@ import { PaymentGateway } from './payments/payment-gateway.js';
 import { PeriodicJobs } from './recovery/periodic.js';
 import { ReconciliationService } from './recovery/reconciliation.service.js';
 import { Sweeper } from './recovery/sweeper.js';
+import { WebhookDelivery } from './webhooks/webhook-delivery.js';
+import { WebhookPoller } from './webhooks/webhook-poller.js';
+import { WebhooksController } from './webhooks/webhooks.controller.js';
+import { WebhooksService } from './webhooks/webhooks.service.js';
 
 /** Controllers served on the public port by ROLE api / all. */
 export const HTTP_CONTROLLERS: Type[] = [
@@ -36,6 +40,7 @@ export const HTTP_CONTROLLERS: Type[] = [
   ReconciliationController,
   HealthController,
   MetricsController,
+  WebhooksController,
 ];
 
 /** ROLE decides what runs: HTTP controllers (api, all), job workers and periodic jobs (worker, all). */
@@ -61,8 +66,9 @@ export class AppModule {
       HealthService,
       MetricsScraper,
       OpsServer,
+      WebhooksService,
     ];
-    const workers: Provider[] = config.runsWorkers ? [JobWorkers, Sweeper] : [];
+    const workers: Provider[] = config.runsWorkers ? [JobWorkers, Sweeper, WebhookDelivery, WebhookPoller] : [];
     return {
       module: AppModule,
       global: true,
