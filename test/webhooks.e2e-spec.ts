@@ -3,7 +3,7 @@ import { useHarness } from './support/harness.js';
 import { client, waitFor } from './support/http.js';
 import { reserve, uniqueSku } from './support/orders.js';
 import { Receiver, startReceiver } from './support/receiver.js';
-import { startService } from './support/service.js';
+import { deleteQueueKeys, startService } from './support/service.js';
 
 /** Webhooks as an operator and a receiver see them: the admin API, signed deliveries, retries, crashes. */
 const MAX_ATTEMPTS = 3;
@@ -384,6 +384,26 @@ describe('crash safety', () => {
     expect(r.rejected).toBe(0);
     await unregister('durable');
   }, 150_000);
+
+  it('no event is lost when Redis loses the jobs as well: the leases run out and the poller claims them again', async () => {
+    const r = await receiver();
+    r.delayMs = 300;
+    await register('wiped', r, ['order.reserved']);
+    const sku = uniqueSku('WIPED');
+    expect((await h.api.putSku(sku, 100)).status).toBe(200);
+    const ids = await Promise.all(
+      Array.from({ length: 10 }, async () => (await h.api.order(randomUUID(), { customerId: 'c-wiped', items: [{ sku, quantity: 1 }] })).body.id as string),
+    );
+    await waitFor('attempts in flight', async () => r.inFlight > 0, 5000, 10);
+    await h.svc.kill();
+    await deleteQueueKeys(h.prefix);
+    r.delayMs = 0;
+    await h.restart();
+    await waitFor('every event', async () => ids.every((id) => r.has('order.reserved', id)), 60_000, 500);
+    await waitFor('every delivery recorded', async () => (await h.db.query(`SELECT 1 FROM webhook_deliveries WHERE webhook_name = 'wiped' AND status <> 'delivered'`)).length === 0, 20_000);
+    expect(r.rejected).toBe(0);
+    await unregister('wiped');
+  }, 120_000);
 
   it('while Redis is away the poller sends the attempts itself', async () => {
     const r = await receiver();
