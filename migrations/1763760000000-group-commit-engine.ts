@@ -566,13 +566,16 @@ const FUNCTIONS: string[] = [
      IF p_ids IS NULL OR cardinality(p_ids) = 0 OR NOT EXISTS (SELECT 1 FROM webhooks WHERE p_type = ANY (events)) THEN
        RETURN;
      END IF;
+     -- One id per event, the same for every endpoint that receives it: the events are made once
+     -- (MATERIALIZED), then fanned out.
+     WITH e AS MATERIALIZED (
+       SELECT gen_random_uuid() AS id, o.id AS order_id,
+              json_build_object('type', p_type, 'timestamp', tcc_iso(clock_timestamp()),
+                                'data', json_build_object('order', tcc_order_json(o)))::text AS payload
+         FROM orders o WHERE o.id = ANY (p_ids))
      INSERT INTO webhook_deliveries (id, webhook_name, type, order_id, payload, next_attempt_at)
      SELECT e.id, w.name, p_type, e.order_id, e.payload, now()
-       FROM (SELECT gen_random_uuid() AS id, o.id AS order_id,
-                    json_build_object('type', p_type, 'timestamp', tcc_iso(clock_timestamp()),
-                                      'data', json_build_object('order', tcc_order_json(o)))::text AS payload
-               FROM orders o WHERE o.id = ANY (p_ids)) e
-      CROSS JOIN webhooks w
+       FROM e CROSS JOIN webhooks w
       WHERE p_type = ANY (w.events);
    END
    $$`,

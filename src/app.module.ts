@@ -33,6 +33,10 @@ import { PeriodicJobs } from './recovery/periodic.js';
 import { ReconciliationService } from './recovery/reconciliation.service.js';
 import { Retention } from './recovery/retention.js';
 import { Sweeper } from './recovery/sweeper.js';
+import { WebhookDelivery } from './webhooks/webhook-delivery.js';
+import { WebhookPoller } from './webhooks/webhook-poller.js';
+import { WebhooksController } from './webhooks/webhooks.controller.js';
+import { WebhooksService } from './webhooks/webhooks.service.js';
 
 /** Controllers served on the public port by ROLE api / all. */
 export const HTTP_CONTROLLERS: Type[] = [
@@ -46,6 +50,7 @@ export const HTTP_CONTROLLERS: Type[] = [
   MetricsController,
   ConsoleSessionController,
   ConsoleStatsController,
+  WebhooksController,
 ];
 
 /** ROLE decides what runs: HTTP controllers (api, all), job workers and periodic jobs (worker, all). */
@@ -73,8 +78,9 @@ export class AppModule {
       HealthService,
       MetricsScraper,
       OpsServer,
+      WebhooksService,
     ];
-    const workers: Provider[] = config.runsWorkers ? [JobWorkers, Sweeper] : [];
+    const workers: Provider[] = config.runsWorkers ? [JobWorkers, Sweeper, WebhookDelivery, WebhookPoller] : [];
     const http: Provider[] = config.runsHttp ? [ConsoleSessions, ConsoleStats] : [];
     return {
       module: AppModule,

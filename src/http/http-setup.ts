@@ -79,7 +79,7 @@ export function configureHttp(app: FastifyInstance, setup: HttpSetup): void {
 /**
  * Fastify's router errors, in the contract's words: a path segment that is not valid
  * percent-encoding is a malformed id, 404 — except where a malformed SKU is a validation error
- * (PUT /admin/inventory/{sku}). Auth still comes first.
+ * (PUT /admin/inventory/{sku}, PUT /admin/webhooks/{name}). Auth still comes first.
  */
 export function frameworkErrors(auth: () => Authenticator) {
   return (err: Error, req: FastifyRequest<any, RawServerBase>, reply: FastifyReply<any, RawServerBase>): void => {
@@ -88,6 +88,10 @@ export function frameworkErrors(auth: () => Authenticator) {
       const path = pathOf(req.url);
       if (req.method === 'PUT' && /^\/admin\/inventory\//.test(path)) {
         answerError(AppError.validation([{ field: 'sku', message: 'sku must be 1-64 characters of [A-Za-z0-9_.:-]' }]), reply as FastifyReply);
+        return;
+      }
+      if (req.method === 'PUT' && /^\/admin\/webhooks\/[^/]*$/.test(path)) {
+        answerError(AppError.validation([{ field: 'name', message: 'name must be 1-64 characters of [A-Za-z0-9_.:-]' }]), reply as FastifyReply);
         return;
       }
       answerError(new AppError('NOT_FOUND', 'no such resource'), reply as FastifyReply);

@@ -33,6 +33,7 @@ export class JobScheduler implements OrderScheduler, BranchScheduler, OnApplicat
       [QUEUES.confirmRetry]: new Queue<JobData>(QUEUES.confirmRetry, opts),
       [QUEUES.reservationExpiry]: new Queue<JobData>(QUEUES.reservationExpiry, opts),
       [QUEUES.refunds]: new Queue<JobData>(QUEUES.refunds, opts),
+      [QUEUES.webhooks]: new Queue<JobData>(QUEUES.webhooks, opts),
     } as Record<QueueName, Queue<JobData>>;
     for (const q of Object.values(this.queues)) q.on('error', () => undefined);
   }
@@ -76,6 +77,19 @@ export class JobScheduler implements OrderScheduler, BranchScheduler, OnApplicat
     await this.add(queue, { bucket }, jobId.followUp(queue, bucket, at), at - Date.now());
   }
 
+  /**
+   * Webhook attempts the poller claimed, in one round trip. The delivery row owns the retries (one
+   * BullMQ attempt, nothing kept): a job that fails or is lost only waits out the row's lease.
+   */
+  async webhookAttempts(refs: { webhook: string; deliveryId: string; attempt: number }[]): Promise<void> {
+    const jobs = refs.map((r) => ({
+      name: QUEUES.webhooks,
+      data: { webhook: r.webhook, deliveryId: r.deliveryId, attempt: r.attempt },
+      opts: { jobId: jobId.webhook(r.webhook, r.deliveryId, r.attempt), attempts: 1, removeOnComplete: true, removeOnFail: true },
+    }));
+    await this.withinEnqueueTimeout(QUEUES.webhooks, this.queues[QUEUES.webhooks].addBulk(jobs));
+  }
+
   /** After HTTP has drained: a request finishing during shutdown can still enqueue. */
   async onApplicationShutdown(): Promise<void> {
     await settleWithin(Promise.allSettled(Object.values(this.queues).map((q) => q.close())), 2000);
@@ -104,12 +118,16 @@ export class JobScheduler implements OrderScheduler, BranchScheduler, OnApplicat
       removeOnComplete: true,
       removeOnFail: { age: 24 * 3600 },
     };
+    await this.withinEnqueueTimeout(queue, this.queues[queue].add(queue, data, opts));
+  }
+
+  private async withinEnqueueTimeout(queue: QueueName, adding: Promise<unknown>): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`enqueue to ${queue} timed out`)), ENQUEUE_TIMEOUT_MS);
     });
     try {
-      await Promise.race([this.queues[queue].add(queue, data, opts), timeout]);
+      await Promise.race([adding, timeout]);
     } finally {
       clearTimeout(timer);
     }

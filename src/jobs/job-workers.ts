@@ -7,11 +7,15 @@ import { AppConfig } from '../config/app-config.js';
 import { ParticipantService } from '../inventory/participant.service.js';
 import { DueOrders } from '../orders/due-orders.js';
 import { RefundService } from '../orders/refund.service.js';
+import { WebhookDelivery } from '../webhooks/webhook-delivery.js';
 import { JobScheduler } from './job-scheduler.js';
 import { JobData, QUEUES, QueueName } from './queues.js';
 import { redisConnection } from './redis.js';
 
 type Handler = (data: JobData) => Promise<unknown>;
+
+/** Jobs at once per worker process; the rest take 2. Webhook attempts mostly wait on receivers. */
+const CONCURRENCY: Partial<Record<QueueName, number>> = { [QUEUES.refunds]: 8, [QUEUES.webhooks]: 16 };
 
 /**
  * One BullMQ worker per queue, each with exactly one handler (start-up fails otherwise). Handlers
@@ -30,6 +34,7 @@ export class JobWorkers implements OnApplicationBootstrap, BeforeApplicationShut
     private readonly refunds: RefundService,
     private readonly scheduler: JobScheduler,
     private readonly participant: ParticipantService,
+    private readonly webhooks: WebhookDelivery,
   ) {}
 
   handlers(): Record<QueueName, Handler> {
@@ -46,6 +51,10 @@ export class JobWorkers implements OnApplicationBootstrap, BeforeApplicationShut
       [QUEUES.refunds]: async (data) => {
         if (!data.orderId) throw new UnrecoverableError('refund job without an order id');
         await this.refunds.process(data.orderId);
+      },
+      [QUEUES.webhooks]: async ({ webhook, deliveryId, attempt }) => {
+        if (!webhook || !deliveryId || attempt === undefined) throw new UnrecoverableError('webhook job without its delivery');
+        await this.webhooks.attempt({ webhook, deliveryId, attempt });
       },
     };
   }
@@ -75,7 +84,7 @@ export class JobWorkers implements OnApplicationBootstrap, BeforeApplicationShut
         {
           connection,
           prefix: env.QUEUE_PREFIX,
-          concurrency: queue === QUEUES.refunds ? 8 : 2,
+          concurrency: CONCURRENCY[queue] ?? 2,
           // A payment call may take PAYMENT_TIMEOUT_MS; the lock must outlive it with room to spare,
           // and a stalled job (its worker died) is handed to another worker rather than failed.
           lockDuration: Math.max(30_000, env.PAYMENT_TIMEOUT_MS * 4),

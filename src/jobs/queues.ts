@@ -6,6 +6,8 @@ export const QUEUES = {
   reservationExpiry: 'reservation-expiry',
   /** Compensation: one job per order and round. */
   refunds: 'refunds',
+  /** Webhook deliveries: one job per delivery and attempt, handed out by the webhook poller. */
+  webhooks: 'webhooks',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
@@ -15,6 +17,10 @@ export interface JobData {
   bucket?: number;
   /** Per-order jobs. */
   orderId?: string;
+  /** Webhook attempts: the endpoint, the delivery (its webhook-id) and the attempts made before this one. */
+  webhook?: string;
+  deliveryId?: string;
+  attempt?: number;
 }
 
 /** Deterministic ids: the same bucket (or the same refund round) is one job, however often it is added. */
@@ -24,6 +30,8 @@ export const jobId = {
   /** A bucket whose orders were not due yet by the database's clock, looked at again. */
   followUp: (name: string, bucket: number, at: number) => `${name}-${bucket}-again-${at}`,
   refund: (orderId: string, dueAt: number) => `refund-${orderId}-${dueAt}`,
+  /** BullMQ refuses ':' in ids and webhook names may hold one: the name goes in base64url. */
+  webhook: (webhook: string, deliveryId: string, attempt: number) => `webhook-${deliveryId}-${Buffer.from(webhook).toString('base64url')}-${attempt}`,
 };
 
 /** The end of the `size`-ms bucket `at` falls in. */

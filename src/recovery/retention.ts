@@ -5,6 +5,7 @@ import { SESSION_LOCKS } from '../database/session-lock.js';
 import { LABELS, MetricsService } from '../metrics/metrics.service.js';
 import { TERMINAL } from '../orders/order-state.js';
 import { REFUND } from '../orders/refund-state.js';
+import { FINISHED_DELIVERIES } from '../webhooks/delivery-state.js';
 import { PeriodicJobs } from './periodic.js';
 import { RETENTION_SQL } from './retention.sql.js';
 
@@ -12,8 +13,6 @@ import { RETENTION_SQL } from './retention.sql.js';
 const BATCH = 500;
 /** The most one run spends; what is left waits for the next interval. */
 const BUDGET_MS = 30_000;
-/** The webhook outbox's final states (the webhooks module's DELIVERY_STATUSES minus 'pending'). */
-const FINISHED_DELIVERIES: readonly string[] = ['delivered', 'failed'];
 /** Before the first order: orders_created is walked from its start with a cursor. */
 const START = { createdAt: '-infinity', id: '00000000-0000-0000-0000-000000000000' };
 

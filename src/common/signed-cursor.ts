@@ -1,0 +1,44 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { AppError } from './errors.js';
+
+const FORM = /^[A-Za-z0-9_-]{1,400}\.[A-Za-z0-9_-]{43}$/;
+
+/**
+ * Keyset-pagination cursors this service issues: the position's values as base64url JSON, signed
+ * with an HMAC, so a cursor is either exactly one we wrote or VALIDATION_FAILED — never a query
+ * built from what a client made up. `purpose` keeps one listing's cursors out of another's.
+ */
+export class SignedCursor {
+  private readonly key: Buffer;
+
+  constructor(secret: string, purpose: string) {
+    this.key = createHmac('sha256', `tcc-cursor:${purpose}`).update(secret).digest();
+  }
+
+  encode(values: string[]): string {
+    const payload = Buffer.from(JSON.stringify(values)).toString('base64url');
+    return `${payload}.${this.sign(payload)}`;
+  }
+
+  /** The values, if `raw` is ours and `valid` accepts them; else VALIDATION_FAILED on `field`. */
+  decode(raw: string, arity: number, valid: (values: string[]) => boolean, field = 'cursor'): string[] {
+    const invalid = () => AppError.validation([{ field, message: 'cursor was not issued by this service' }]);
+    if (!FORM.test(raw)) throw invalid();
+    const [payload, sig] = raw.split('.');
+    const expected = Buffer.from(this.sign(payload));
+    const given = Buffer.from(sig);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid();
+    let values: unknown;
+    try {
+      values = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+    } catch {
+      throw invalid();
+    }
+    if (!Array.isArray(values) || values.length !== arity || !values.every((v) => typeof v === 'string') || !valid(values)) throw invalid();
+    return values;
+  }
+
+  private sign(payload: string): string {
+    return createHmac('sha256', this.key).update(payload).digest('base64url');
+  }
+}

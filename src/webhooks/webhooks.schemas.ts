@@ -1,0 +1,67 @@
+import { Static, Type } from '@sinclair/typebox';
+import { intText } from '../http/schemas.js';
+import type { OrderEventType } from '../orders/moves.js';
+
+/** The contract's event types (API.md "Webhooks"); the compiler checks the list against the outbox's type. */
+export const WEBHOOK_EVENTS = [
+  'order.reserved',
+  'order.pending',
+  'order.confirmed',
+  'order.payment_failed',
+  'order.canceled',
+  'order.needs_attention',
+  'refund.succeeded',
+] as const satisfies readonly OrderEventType[];
+type Missing = Exclude<OrderEventType, (typeof WEBHOOK_EVENTS)[number]>;
+const everyEventListed: [Missing] extends [never] ? true : Missing = true;
+void everyEventListed;
+
+import { DELIVERY_STATUSES } from './delivery-state.js';
+export { DELIVERY_STATUSES, type DeliveryStatus } from './delivery-state.js';
+
+export const PutWebhookBody = Type.Object(
+  {
+    url: Type.String({ minLength: 1, maxLength: 2048, 'x-message': 'url must be an http or https URL of at most 2048 characters', example: 'https://example.com/hooks/tcc' }),
+    events: Type.Array(Type.String({ enum: [...WEBHOOK_EVENTS], 'x-message': `each event must be one of ${WEBHOOK_EVENTS.join(', ')}` }), {
+      minItems: 1,
+      maxItems: WEBHOOK_EVENTS.length,
+      uniqueItems: true,
+      'x-message': 'events must list 1 or more event types, each at most once',
+    }),
+    secret: Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: 'whsec_ followed by the base64 of 24-64 random bytes (Standard Webhooks); never shown again',
+      'x-message': 'secret must be whsec_ followed by the base64 of 24-64 random bytes',
+      example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type PutWebhookBody = Static<typeof PutWebhookBody>;
+
+export const WebhookView = Type.Object({ name: Type.String(), url: Type.String(), events: Type.Array(Type.String({ enum: [...WEBHOOK_EVENTS] })) });
+export type WebhookView = Static<typeof WebhookView>;
+export const WebhookList = Type.Object({ data: Type.Array(WebhookView) });
+
+export const DeliveriesQuery = Type.Object(
+  {
+    status: Type.Optional(Type.String({ enum: [...DELIVERY_STATUSES], 'x-message': `status must be one of ${DELIVERY_STATUSES.join(', ')}` })),
+    limit: Type.Optional(intText(/^(?:[1-9]\d{0,2}|1000)$/, 'limit must be an integer from 1 to 1000')),
+    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'nextCursor of the previous page' })),
+  },
+  { additionalProperties: false },
+);
+export type DeliveriesQuery = Static<typeof DeliveriesQuery>;
+
+export const DeliveryView = Type.Object({
+  id: Type.String({ format: 'uuid', description: 'the webhook-id header, the same on every attempt' }),
+  type: Type.String({ enum: [...WEBHOOK_EVENTS] }),
+  orderId: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
+  status: Type.String({ enum: [...DELIVERY_STATUSES] }),
+  attempts: Type.Integer({ description: 'attempts made in the current round (a retried failed or delivered delivery starts at 0)' }),
+  lastError: Type.Union([Type.String(), Type.Null()], { description: 'what the most recent failed attempt met (kept after a later success)' }),
+  createdAt: Type.String({ format: 'date-time' }),
+});
+export type DeliveryView = Static<typeof DeliveryView>;
+export const DeliveryPage = Type.Object({ data: Type.Array(DeliveryView), nextCursor: Type.Union([Type.String(), Type.Null()]) });

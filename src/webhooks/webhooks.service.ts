@@ -1,0 +1,107 @@
+import { Injectable } from '@nestjs/common';
+import { AppError } from '../common/errors.js';
+import { SignedCursor } from '../common/signed-cursor.js';
+import { AppConfig } from '../config/app-config.js';
+import { Db } from '../database/db.js';
+import { isOrderId, NAME_PATTERN } from '../http/schemas.js';
+import { secretProblem } from './webhook-secret.js';
+import { DELIVERY_STATUSES, DeliveriesQuery, DeliveryStatus, DeliveryView, PutWebhookBody, WebhookView } from './webhooks.schemas.js';
+import { WEBHOOKS_SQL } from './webhooks.sql.js';
+
+interface DeliveryRow {
+  id: string;
+  type: string;
+  order_id: string | null;
+  status: string;
+  attempts: number;
+  last_error: string | null;
+  created_at: string;
+  created_at_key: string;
+}
+
+const PG_TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d{1,6})?[+-]\d{2}(?::\d{2})?$/;
+/** Before every delivery: the keyset start of a first page. */
+const FIRST: [string, string] = ['-infinity', '00000000-0000-0000-0000-000000000000'];
+const PENDING: DeliveryStatus = 'pending';
+
+function view(r: DeliveryRow): DeliveryView {
+  return {
+    id: r.id,
+    type: r.type as DeliveryView['type'],
+    orderId: r.order_id,
+    status: r.status as DeliveryStatus,
+    attempts: r.attempts,
+    lastError: r.last_error,
+    createdAt: r.created_at,
+  };
+}
+
+/** Bad URL: a validation error on `url` (never a 500, whatever `new URL` makes of it). */
+function checkUrl(raw: string): void {
+  let protocol: string;
+  try {
+    protocol = new URL(raw).protocol;
+  } catch {
+    protocol = '';
+  }
+  if (protocol !== 'http:' && protocol !== 'https:') throw AppError.validation([{ field: 'url', message: 'url must be an http or https URL of at most 2048 characters' }]);
+}
+
+/**
+ * The operator's side of webhooks: endpoints (secrets go in, never out) and their deliveries.
+ * Sending is webhook-delivery.ts; what to send is written by tcc_emit with each state change.
+ */
+@Injectable()
+export class WebhooksService {
+  private readonly cursor: SignedCursor;
+
+  constructor(
+    private readonly db: Db,
+    config: AppConfig,
+  ) {
+    this.cursor = new SignedCursor(config.env.ADMIN_TOKEN ?? '', 'webhook-deliveries');
+  }
+
+  /** Create or replace. Pending deliveries go to the new URL, signed with the new secret. */
+  async put(name: string, body: PutWebhookBody): Promise<WebhookView> {
+    if (!NAME_PATTERN.test(name)) throw AppError.validation([{ field: 'name', message: 'name must be 1-64 characters of [A-Za-z0-9_.:-]' }]);
+    checkUrl(body.url);
+    const bad = secretProblem(body.secret);
+    if (bad) throw AppError.validation([{ field: 'secret', message: bad }]);
+    const row = await this.db.sql.one<WebhookView>(WEBHOOKS_SQL.upsert, [name, body.url, body.events, body.secret]);
+    return row!;
+  }
+
+  async list(): Promise<WebhookView[]> {
+    return this.db.sql.rows<WebhookView>(WEBHOOKS_SQL.list);
+  }
+
+  async remove(name: string): Promise<void> {
+    const gone = NAME_PATTERN.test(name) ? await this.db.sql.exec(WEBHOOKS_SQL.remove, [name]) : 0;
+    if (!gone) throw AppError.notFound(`webhook ${name}`);
+  }
+
+  async deliveries(name: string, q: DeliveriesQuery): Promise<{ data: DeliveryView[]; nextCursor: string | null }> {
+    await this.mustExist(name);
+    const limit = q.limit ? Number(q.limit) : 100;
+    const after = q.cursor ? this.cursor.decode(q.cursor, 2, ([at, id]) => PG_TIMESTAMP.test(at) && isOrderId(id)) : FIRST;
+    const statuses = q.status ? [q.status] : [...DELIVERY_STATUSES];
+    const rows = await this.db.sql.rows<DeliveryRow>(WEBHOOKS_SQL.deliveries, [name, statuses, after[0], after[1], limit + 1]);
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return { data: page.map(view), nextCursor: rows.length > limit && last ? this.cursor.encode([last.created_at_key, last.id]) : null };
+  }
+
+  /** Sends a delivery again, same webhook-id and body (see WEBHOOKS_SQL.retry for its attempts). */
+  async retry(name: string, id: string): Promise<DeliveryView> {
+    await this.mustExist(name);
+    const row = isOrderId(id) ? await this.db.sql.one<DeliveryRow>(WEBHOOKS_SQL.retry, [name, id, PENDING]) : undefined;
+    if (!row) throw AppError.notFound(`delivery ${id} of webhook ${name}`);
+    return view(row);
+  }
+
+  private async mustExist(name: string): Promise<void> {
+    const found = NAME_PATTERN.test(name) ? await this.db.sql.one(WEBHOOKS_SQL.exists, [name]) : undefined;
+    if (!found) throw AppError.notFound(`webhook ${name}`);
+  }
+}
