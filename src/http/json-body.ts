@@ -4,6 +4,7 @@ export const BODY_LIMIT = 64 * 1024;
 export const MAX_DEPTH = 32;
 
 /** U+0000, or a UTF-16 surrogate without its other half: Postgres cannot store either. */
+// eslint-disable-next-line no-control-regex -- U+0000 is precisely what this pattern looks for
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
