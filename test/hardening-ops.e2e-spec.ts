@@ -212,6 +212,24 @@ describe('9. Postgres refusing connections answers 503 SERVICE_UNAVAILABLE', () 
       }
       await waitFor('checkout to work again', async () => (await tryOrder(api, s)).status === 201, 15_000, 200);
     });
+
+    // Postgres refuses new connections for other reasons too: an operator disallowing them during
+    // maintenance (ALTER DATABASE … ALLOW_CONNECTIONS false), a database dropped or renamed, a
+    // role or pg_hba.conf change. The contract's 503 covers "refuses new connections", whatever the code.
+    it.each([
+      ['55000', 'database "tcc" is not currently accepting connections'],
+      ['3D000', 'database "tcc" does not exist'],
+      ['28P01', 'password authentication failed for user "tcc"'],
+    ])('%s at connect time (%s): 503 as well', async (sqlState, message) => {
+      proxy.refuse(sqlState, message);
+      try {
+        expect(await connectError(proxy.url)).toBe(sqlState);
+        await expectAll503(api, s, held.body.id);
+      } finally {
+        proxy.pass();
+      }
+      await waitFor('checkout to work again', async () => (await tryOrder(api, s)).status === 201, 15_000, 200);
+    });
   });
 });
 
