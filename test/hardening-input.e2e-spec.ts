@@ -280,6 +280,27 @@ describe('6. a declared Content-Length over 64 KiB is 413 at once, before the bo
   });
 });
 
+describe('requests HTTP itself cannot parse are answered in the contract\'s words too', () => {
+  it.each([
+    ['raw bytes in the path', 'GET /orders/\x80\xff HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ['a space in the path', 'GET /orders/a b HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ['a header value with NUL', 'GET /orders/x HTTP/1.1\r\nHost: x\r\nX-Bad: a\x00b\r\n\r\n'],
+    ['a header name with a space', 'GET /orders/x HTTP/1.1\r\nHost: x\r\nBad Header: v\r\n\r\n'],
+    ['headers over the limit', `GET /orders/x HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`],
+    ['a Content-Length that is not a number', 'POST /orders HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n{}'],
+    ['both Content-Length and Transfer-Encoding', 'POST /orders HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}'],
+    ['an unknown method', 'BREW /orders HTTP/1.1\r\nHost: x\r\n\r\n'],
+  ])('%s: 400 VALIDATION_FAILED problem+json, and the connection is closed', async (_label, request) => {
+    const before = await fingerprint(h.db);
+    const answer = await rawRequest(h.svc.url, Buffer.from(request, 'latin1'));
+    expect(answer.status).toBe(400);
+    expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(answer.body).toMatchObject({ status: 400, code: 'VALIDATION_FAILED', errors: [{ field: 'request', message: expect.any(String) }] });
+    expect(answer.closed).toBe(true);
+    expect(await fingerprint(h.db)).toEqual(before);
+  });
+});
+
 describe('7. admin cursors are parsed strictly', () => {
   let cursor: string;
   beforeAll(async () => {
