@@ -65,7 +65,8 @@ export function configureHttp(app: FastifyInstance, setup: HttpSetup): void {
   const limiter = setup.rateLimiter;
   if (limiter) {
     app.addHook('onRequest', async (req, reply) => {
-      if (!RATE_LIMITED_ROUTES.has(`${req.method} ${req.routeOptions?.url}`)) return;
+      const method = req.method === 'HEAD' ? 'GET' : req.method; // Fastify answers HEAD on every GET route
+      if (!RATE_LIMITED_ROUTES.has(`${method} ${req.routeOptions?.url}`)) return;
       const waitS = await limiter.check(req.socket.remoteAddress ?? 'unknown');
       if (waitS === undefined) return;
       reply.header('retry-after', String(waitS));
