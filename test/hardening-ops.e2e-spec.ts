@@ -310,6 +310,19 @@ describe('17. the queue dashboard without Redis', () => {
   });
 });
 
+describe('17. the queue dashboard\'s own refusals', () => {
+  it.each([
+    ['an invalid query', 'GET', '/admin/queues/api/queues?status=-1', undefined, 400, 'VALIDATION_FAILED'],
+    ['an unknown queue', 'GET', '/admin/queues/api/queues/no-such-queue/job-1', undefined, 404, 'NOT_FOUND'],
+    ['a body that is not JSON', 'PUT', '/admin/queues/api/queues/confirm-retry/pause', '{', 400, 'MALFORMED_JSON'],
+    ['a body with U+0000', 'PUT', '/admin/queues/api/queues/confirm-retry/pause', '{"a":"\\u0000"}', 400, 'VALIDATION_FAILED'],
+  ])('%s is problem+json with a contract code', async (_label, method, path, raw, status, code) => {
+    const res = await h.api.send(method, path, { raw, admin: true });
+    expectProblem(res, status, code);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+  });
+});
+
 describe('18. RATE_LIMIT_PER_MINUTE and CUSTOMER_MAX_HOLDING_ORDERS', () => {
   /** Waits until at least `needS` seconds are left in Redis's current minute (the limiter's window). */
   async function roomInWindow(url: string, needS: number): Promise<void> {
