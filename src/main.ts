@@ -10,9 +10,10 @@ import { registerConsolePages } from './console/console-pages.js';
 import { ConsoleSessions } from './console/console-sessions.js';
 import { runPendingMigrations } from './database/migrate.js';
 import { Authenticator } from './http/auth.js';
-import { configureHttp, frameworkErrors, requestIdOf } from './http/http-setup.js';
+import { clientError, configureHttp, frameworkErrors, requestIdOf } from './http/http-setup.js';
 import { BODY_LIMIT } from './http/json-body.js';
 import { ProblemFilter } from './http/problem.js';
+import { RateLimiter } from './http/rate-limit.js';
 import { JobScheduler } from './jobs/job-scheduler.js';
 import { createRootLogger, PinoLoggerService } from './logging/logger.js';
 import { MetricsService } from './metrics/metrics.service.js';
@@ -76,6 +77,7 @@ async function bootstrap(): Promise<void> {
     bodyLimit: BODY_LIMIT,
     genReqId: (req: { headers: Record<string, string | string[] | undefined> }) => requestIdOf(req),
     frameworkErrors: frameworkErrors(() => auth),
+    clientErrorHandler: clientError,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     keepAliveTimeout: 75_000,
@@ -84,7 +86,9 @@ async function bootstrap(): Promise<void> {
   });
   const app = await NestFactory.create<NestFastifyApplication>(module, adapter, { logger, bodyParser: false });
   const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
-  configureHttp(fastify, { auth, metrics: app.get(MetricsService), logger: root, logRequests: env.LOG_REQUESTS });
+  const rateLimiter =
+    env.RATE_LIMIT_PER_MINUTE > 0 ? new RateLimiter({ perMinute: env.RATE_LIMIT_PER_MINUTE, redisUrl: env.REDIS_URL, prefix: env.QUEUE_PREFIX }) : undefined;
+  configureHttp(fastify, { auth, metrics: app.get(MetricsService), logger: root, logRequests: env.LOG_REQUESTS, rateLimiter });
   await app.register(helmet as never, {
     global: false,
     contentSecurityPolicy: {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { startSimulator, type SimulatorHandle } from './support/simulator.js';
+import { startSimulator, type SimMode, type SimulatorHandle } from './support/simulator.js';
 
 describe('gateway simulator over HTTP', () => {
   let sim: SimulatorHandle;
@@ -101,6 +101,32 @@ describe('gateway simulator over HTTP', () => {
     expect(await sim.chargesFor(body.reference)).toMatchObject({ succeeded: 1 });
   });
 
+  it.each([400, 401, 403, 404, 422])('refuse_%i answers that status without charging, then the next charge goes through', async (status) => {
+    const body = order();
+    await sim.script([`refuse_${status}` as SimMode]);
+    const refused = await charge({ ...body, paymentToken: 'tok_r' }, `k-r${status}`);
+    expect(refused).toEqual({ status, body: { error: 'refused', message: expect.stringContaining(String(status)) } });
+    expect(await sim.chargesFor(body.reference)).toMatchObject({ succeeded: 0, declined: 0 });
+    expect((await sim.ledger()).chargeAttempts).toEqual([{ reference: body.reference, paymentToken: 'tok_r' }]);
+    expect((await charge({ ...body, paymentToken: 'tok_r' }, `k-r${status}`)).status).toBe(201);
+  });
+
+  it('slow_ok charges only when its wait is over; a duplicate sent meanwhile gets the same payment', async () => {
+    const body = order();
+    await sim.setFaults({ hangMs: 400, script: ['slow_ok'] });
+    const started = Date.now();
+    const first = charge(body, 'k-slow');
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(await sim.chargesFor(body.reference)).toMatchObject({ succeeded: 0 });
+    const duplicate = charge(body, 'k-slow');
+    const [a, b] = await Promise.all([first, duplicate]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(380);
+    expect(a.status).toBe(201);
+    expect(b.status).toBe(201);
+    expect(b.body.id).toBe(a.body.id);
+    expect(await sim.chargesFor(body.reference)).toMatchObject({ succeeded: 1 });
+  });
+
   it('charge_then_error records the charge and the retry replays it', async () => {
     const body = order();
     await sim.script(['charge_then_error']);
@@ -177,7 +203,7 @@ describe('gateway simulator over HTTP', () => {
     await sim.reset();
     const faults = await (await fetch(`${sim.url}/__control/faults`)).json();
     expect(faults).toMatchObject({ latencyMs: 0, down: false, script: [], hangMs: 30000 });
-    expect(await sim.ledger()).toEqual({ payments: [], refunds: [], chargeRequests: 0 });
+    expect(await sim.ledger()).toEqual({ payments: [], refunds: [], chargeRequests: 0, chargeAttempts: [] });
   });
 
   it('closes promptly while a request is hanging', async () => {

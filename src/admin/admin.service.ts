@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../common/errors.js';
 import { AppConfig } from '../config/app-config.js';
 import { Db } from '../database/db.js';
@@ -12,6 +11,7 @@ import { OrderStore } from '../orders/order-store.js';
 import { ORDERS_SQL } from '../orders/orders.sql.js';
 import { REFUND, refundWatchMs } from '../orders/refund-state.js';
 import { ADMIN_SQL } from './admin.sql.js';
+import { CursorCodec } from './cursor.js';
 import { BulkCancelBody, ListOrdersQuery } from './admin.schemas.js';
 
 export interface AdminOrder {
@@ -31,9 +31,6 @@ interface ViewRow {
   needs_attention: boolean;
 }
 
-const PG_TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d{1,6})?[+-]\d{2}(?::\d{2})?$/;
-const CURSOR = /^[A-Za-z0-9_-]{1,400}\.[A-Za-z0-9_-]{43}$/;
-
 function view(row: ViewRow): AdminOrder {
   return { ...(JSON.parse(row.body) as AdminOrder), nextActionAt: row.next_action_at, refundStatus: row.refund_status, needsAttention: row.needs_attention };
 }
@@ -45,7 +42,7 @@ function view(row: ViewRow): AdminOrder {
  */
 @Injectable()
 export class AdminService {
-  private readonly cursorKey: Buffer;
+  private readonly cursors: CursorCodec;
   private readonly refundWatchMs: number;
 
   constructor(
@@ -55,7 +52,7 @@ export class AdminService {
     private readonly confirm: ConfirmService,
     config: AppConfig,
   ) {
-    this.cursorKey = createHmac('sha256', 'tcc-cursor').update(config.env.ADMIN_TOKEN ?? '').digest();
+    this.cursors = new CursorCodec(config.env.ADMIN_TOKEN ?? '');
     this.refundWatchMs = refundWatchMs(config.env.PAYMENT_TIMEOUT_MS);
   }
 
@@ -112,7 +109,7 @@ export class AdminService {
 
   async list(q: ListOrdersQuery): Promise<{ data: AdminOrder[]; nextCursor: string | null }> {
     const limit = q.limit ? Number(q.limit) : 100;
-    const after = q.cursor ? this.decodeCursor(q.cursor) : undefined;
+    const after = q.cursor ? this.cursors.decode(q.cursor) : undefined;
     const rows = await this.db.sql.rows<ViewRow>(ADMIN_SQL.list, [
       q.status ?? null,
       q.needsAttention === undefined ? null : q.needsAttention === 'true',
@@ -125,7 +122,7 @@ export class AdminService {
     ]);
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
-    return { data: page.map(view), nextCursor: rows.length > limit && last ? this.encodeCursor([last.created_at, last.id]) : null };
+    return { data: page.map(view), nextCursor: rows.length > limit && last ? this.cursors.encode([last.created_at, last.id]) : null };
   }
 
   /** Force-cancels every holding order the filter matches, at most 1000 a call; a dry run only counts. */
@@ -150,34 +147,5 @@ export class AdminService {
       }),
     );
     return { matched: rows.length, canceled };
-  }
-
-  private encodeCursor(c: [string, string]): string {
-    const payload = Buffer.from(JSON.stringify(c)).toString('base64url');
-    return `${payload}.${this.sign(payload)}`;
-  }
-
-  /** Strict: exactly what encodeCursor writes, signed by this service, or VALIDATION_FAILED. */
-  private decodeCursor(raw: string): [string, string] {
-    const invalid = () => AppError.validation([{ field: 'cursor', message: 'cursor was not issued by this service' }]);
-    if (!CURSOR.test(raw)) throw invalid();
-    const [payload, sig] = raw.split('.');
-    const expected = Buffer.from(this.sign(payload));
-    const given = Buffer.from(sig);
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid();
-    let c: unknown;
-    try {
-      c = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
-    } catch {
-      throw invalid();
-    }
-    if (!Array.isArray(c) || c.length !== 2 || typeof c[0] !== 'string' || typeof c[1] !== 'string' || !PG_TIMESTAMP.test(c[0]) || !isOrderId(c[1])) {
-      throw invalid();
-    }
-    return [c[0], c[1]];
-  }
-
-  private sign(payload: string): string {
-    return createHmac('sha256', this.cursorKey).update(payload).digest('base64url');
   }
 }

@@ -66,9 +66,13 @@ const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EP
 /**
  * The database cannot be reached or refuses us: a lost connection, a server shutting down or
  * starting (57P01-57P03), a connection failure (08xxx), out of resources such as "too many
- * clients" (53xxx). Answered SERVICE_UNAVAILABLE, never a bare 500.
+ * clients" (53xxx), any FATAL refusal of a new connection (55000, 3D000, 28P01…). Answered
+ * SERVICE_UNAVAILABLE, never a bare 500.
  */
 export function isConnectionError(err: unknown): boolean {
+  // A FATAL error ends the session: Postgres refused the connection (too many clients, the database
+  // gone or not accepting connections, authentication) or killed it. Nothing the request did.
+  if ((err as { severity?: unknown })?.severity === 'FATAL') return true;
   const code = pgCode(err);
   if (code && (CONNECTION_CODES.has(code) || /^(08|53|57P0[1-3])/.test(code))) return true;
   const msg = err instanceof Error ? err.message : String(err);

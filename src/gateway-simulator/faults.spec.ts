@@ -3,6 +3,7 @@ import {
   defaultFaults,
   mergeFaults,
   parseSimulatorEnv,
+  refusalStatus,
   SimulatorConfigError,
   validateFaultsPatch,
   validateScript,
@@ -46,6 +47,19 @@ describe('decideCharge', () => {
   it('never fires a zero rate and always fires a rate of one', () => {
     expect(decideCharge(faultsWith({ errorRate: 0 }), undefined, () => 0).mode).toBe('ok');
     expect(decideCharge(faultsWith({ declineRate: 1 }), undefined, () => 0.999999).mode).toBe('decline');
+  });
+});
+
+describe('refusalStatus', () => {
+  it('names the status of each refuse mode and nothing else', () => {
+    expect(['refuse_400', 'refuse_401', 'refuse_403', 'refuse_404', 'refuse_422'].map((m) => refusalStatus(m as never))).toEqual([400, 401, 403, 404, 422]);
+    expect(refusalStatus('ok')).toBeUndefined();
+    expect(refusalStatus('slow_ok')).toBeUndefined();
+  });
+
+  it('refuse and slow_ok modes are accepted in scripts', () => {
+    expect(validateScript(['refuse_401', 'slow_ok', 'refuse_422'])).toEqual({ ok: true, script: ['refuse_401', 'slow_ok', 'refuse_422'] });
+    expect(validateScript(['refuse_500']).ok).toBe(false);
   });
 });
 

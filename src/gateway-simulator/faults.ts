@@ -9,6 +9,14 @@ export const SIM_MODES = [
   'hang',
   'charge_then_hang',
   'charge_then_error',
+  // Waits hangMs, then charges and answers 201: a charge that lands late, while the client waits.
+  'slow_ok',
+  // A final refusal of the request (nothing charged), with the HTTP status in the name.
+  'refuse_400',
+  'refuse_401',
+  'refuse_403',
+  'refuse_404',
+  'refuse_422',
 ] as const;
 
 export type SimMode = (typeof SIM_MODES)[number];
@@ -43,6 +51,12 @@ export function defaultFaults(): Faults {
     hangMs: 30_000,
     script: [],
   };
+}
+
+/** The HTTP status a refuse_<status> mode answers with, or undefined for other modes. */
+export function refusalStatus(mode: SimMode): number | undefined {
+  const m = /^refuse_(\d{3})$/.exec(mode);
+  return m ? Number(m[1]) : undefined;
 }
 
 export function isSimMode(value: unknown): value is SimMode {

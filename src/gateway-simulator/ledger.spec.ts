@@ -85,8 +85,19 @@ describe('Ledger', () => {
     ledger.charge('k1', 'f1', order, 'succeeded');
     expect(ledger.snapshot().chargeRequests).toBe(2);
     ledger.reset();
-    expect(ledger.snapshot()).toEqual({ payments: [], refunds: [], chargeRequests: 0 });
+    expect(ledger.snapshot()).toEqual({ payments: [], refunds: [], chargeRequests: 0, chargeAttempts: [] });
     expect(ledger.lookupCharge('k1', 'f1')).toEqual({ kind: 'new' });
+  });
+
+  it('logs the reference and the token of every charge request, replays included', () => {
+    ledger.countChargeRequest({ reference: 'ord-1', paymentToken: 'tok_a' });
+    ledger.countChargeRequest({ reference: 'ord-1' });
+    expect(ledger.snapshot().chargeAttempts).toEqual([
+      { reference: 'ord-1', paymentToken: 'tok_a' },
+      { reference: 'ord-1', paymentToken: null },
+    ]);
+    ledger.snapshot().chargeAttempts[0]!.paymentToken = 'edited';
+    expect(ledger.snapshot().chargeAttempts[0]!.paymentToken).toBe('tok_a');
   });
 
   it('generates unique prefixed ids by default', () => {

@@ -21,10 +21,17 @@ export interface Refund {
   amountMinor: number;
 }
 
+/** One POST /payments as the gateway received it: what a test needs to see which token was charged. */
+export interface ChargeAttempt {
+  reference: string;
+  paymentToken: string | null;
+}
+
 export interface LedgerSnapshot {
   payments: Payment[];
   refunds: Refund[];
   chargeRequests: number;
+  chargeAttempts: ChargeAttempt[];
 }
 
 export interface ChargeInput {
@@ -59,12 +66,14 @@ export class Ledger {
   private readonly chargeKeys = new Map<string, KeyRecord>();
   private readonly refundKeys = new Map<string, KeyRecord>();
   private chargeRequests = 0;
+  private readonly attempts: ChargeAttempt[] = [];
 
   constructor(private readonly nextId: IdGenerator = defaultIds) {}
 
-  /** Counts every POST /payments that reached the ledger, replays included. */
-  countChargeRequest(): void {
+  /** Counts every POST /payments that reached the ledger, replays included, and logs its reference and token. */
+  countChargeRequest(attempt?: { reference: string; paymentToken?: string }): void {
     this.chargeRequests += 1;
+    if (attempt) this.attempts.push({ reference: attempt.reference, paymentToken: attempt.paymentToken ?? null });
   }
 
   lookupCharge(key: string, fingerprint: string): IdempotencyLookup<Payment> {
@@ -121,6 +130,7 @@ export class Ledger {
       payments: [...this.payments.values()].map((p) => ({ ...p })),
       refunds: [...this.refunds.values()].map((r) => ({ ...r })),
       chargeRequests: this.chargeRequests,
+      chargeAttempts: this.attempts.map((a) => ({ ...a })),
     };
   }
 
@@ -130,6 +140,7 @@ export class Ledger {
     this.chargeKeys.clear();
     this.refundKeys.clear();
     this.chargeRequests = 0;
+    this.attempts.length = 0;
   }
 
   private lookup<T extends object>(

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
-import { decideCharge, defaultFaults, mergeFaults, validateFaultsPatch, validateScript, type Faults } from './faults.js';
+import { decideCharge, defaultFaults, mergeFaults, refusalStatus, validateFaultsPatch, validateScript, type Faults } from './faults.js';
 import { Ledger, type Payment } from './ledger.js';
 
 export interface Simulator {
@@ -27,6 +27,8 @@ interface Reply {
   headers?: Record<string, string>;
   /** Extra wait before answering; hang modes use it to outlive client timeouts. */
   delayMs?: number;
+  /** Decides the answer once the wait is over (a charge that lands late). */
+  later?: () => Reply;
 }
 
 const error = (status: number, code: string, message: string, extra: Partial<Reply> = {}): Reply => ({
@@ -112,7 +114,7 @@ export function createSimulatorServer(initialFaults: Partial<Faults> = {}): Simu
   async function charge(req: http.IncomingMessage): Promise<Reply> {
     const key = requireKey(req);
     const input = parseCharge(await readJson(req));
-    ledger.countChargeRequest();
+    ledger.countChargeRequest(input);
     const fingerprint = JSON.stringify([input.amountMinor, input.currency, input.reference, input.paymentToken ?? null]);
     // Everything from lookup to recording is synchronous, so concurrent requests
     // with one key are serialised by the event loop and can never charge twice.
@@ -122,6 +124,8 @@ export function createSimulatorServer(initialFaults: Partial<Faults> = {}): Simu
 
     const decision = decideCharge(faults, input.paymentToken);
     faults.script = decision.script;
+    const refusal = refusalStatus(decision.mode);
+    if (refusal !== undefined) return error(refusal, 'refused', `simulated final refusal (${refusal}); nothing charged`);
     switch (decision.mode) {
       case 'error':
         return error(500, 'internal_error', 'simulated failure before charging');
@@ -136,7 +140,21 @@ export function createSimulatorServer(initialFaults: Partial<Faults> = {}): Simu
         return error(500, 'internal_error', 'simulated failure after charging');
       case 'charge_then_hang':
         return { ...paymentReply(ledger.charge(key, fingerprint, input, 'succeeded'), false), delayMs: faults.hangMs };
+      case 'slow_ok':
+        // The charge is made when the wait is over; a duplicate that arrived meanwhile replays it.
+        return {
+          status: 201,
+          body: null,
+          delayMs: faults.hangMs,
+          later: () => {
+            const again = ledger.lookupCharge(key, fingerprint);
+            if (again.kind === 'conflict') return error(422, 'idempotency_key_reused', 'Idempotency-Key was used with a different body');
+            if (again.kind === 'replay') return paymentReply(again.value, true);
+            return paymentReply(ledger.charge(key, fingerprint, input, 'succeeded'), false);
+          },
+        };
       case 'ok':
+      default:
         return paymentReply(ledger.charge(key, fingerprint, input, 'succeeded'), false);
     }
   }
@@ -233,6 +251,7 @@ export function createSimulatorServer(initialFaults: Partial<Faults> = {}): Simu
     }
     const delayMs = (isPayments ? faults.latencyMs : 0) + (reply.delayMs ?? 0);
     if (!(await wait(res, delayMs))) return;
+    if (reply.later) reply = reply.later();
     if (res.destroyed || res.writableEnded) return;
     const payload = JSON.stringify(reply.body);
     res.writeHead(reply.status, {

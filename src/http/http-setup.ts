@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RawServerBase } from 'fastify';
 import type pino from 'pino';
-import { AppError } from '../common/errors.js';
+import { AppError, toProblem } from '../common/errors.js';
 import { requestContext } from '../logging/logger.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { Authenticator, Verdict } from './auth.js';
 import { BODY_LIMIT, parseJsonBody } from './json-body.js';
 import { answerError, sendProblem } from './problem.js';
+import { RATE_LIMITED_ROUTES, RateLimiter } from './rate-limit.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -24,6 +26,8 @@ export interface HttpSetup {
   metrics: MetricsService;
   logger: pino.Logger;
   logRequests: 'all' | 'errors';
+  /** RATE_LIMIT_PER_MINUTE > 0: the limiter for the checkout routes (no hook at all when off). */
+  rateLimiter?: RateLimiter;
 }
 
 /** Paths only: query strings may carry what must not be logged. */
@@ -52,6 +56,20 @@ export function configureHttp(app: FastifyInstance, setup: HttpSetup): void {
     reply.header('x-request-id', req.id);
     afterAuth(setup.auth, req, reply, done);
   });
+
+  const limiter = setup.rateLimiter;
+  if (limiter) {
+    app.addHook('onRequest', async (req, reply) => {
+      const method = req.method === 'HEAD' ? 'GET' : req.method; // Fastify answers HEAD on every GET route
+      if (!RATE_LIMITED_ROUTES.has(`${method} ${req.routeOptions?.url}`)) return;
+      const waitS = await limiter.check(req.socket.remoteAddress ?? 'unknown');
+      if (waitS === undefined) return;
+      reply.header('retry-after', String(waitS));
+      sendProblem(reply, 'RATE_LIMITED', `too many requests from this address; retry in ${waitS} s`);
+      return reply;
+    });
+    app.addHook('onClose', async () => limiter.close());
+  }
 
   // Everything the handler does, down to the gateway call it causes, logs with this request's id.
   app.addHook('preHandler', (req, _reply, done) => {
@@ -112,4 +130,27 @@ function afterAuth(auth: Authenticator, req: FastifyRequest, reply: FastifyReply
   const verdict = auth.check(req, reply);
   if (verdict instanceof Promise) verdict.then(settle, (err: unknown) => answerError(err, reply));
   else settle(verdict);
+}
+
+/**
+ * A request Node's HTTP parser refuses before Fastify sees it (a malformed request line, a header
+ * with a NUL, a bad Content-Length, headers over the limit, a request too slow to arrive): answered
+ * as problem+json like every other 4xx, then the connection is closed (its framing is lost).
+ */
+export function clientError(err: Error & { code?: string }, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const detail =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? 'the request headers are too large'
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? 'the request did not arrive in time'
+        : 'the request is not valid HTTP/1.1';
+  const body = JSON.stringify(toProblem('VALIDATION_FAILED', detail, { errors: [{ field: 'request', message: detail }] }));
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 400 Bad Request\r\nConnection: close\r\nX-Request-Id: ${randomUUID()}\r\nContent-Type: application/problem+json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
 }

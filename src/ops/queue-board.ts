@@ -2,30 +2,78 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
 import type { FastifyInstance } from 'fastify';
-import { toProblem } from '../common/errors.js';
+import { AppError, ERROR_CODES, ErrorCode, Problem, toProblem } from '../common/errors.js';
 import type { JobScheduler } from '../jobs/job-scheduler.js';
 
+/** A 4xx/5xx of the dashboard in the contract's words: 404 NOT_FOUND, other 4xx VALIDATION_FAILED, 5xx SERVICE_UNAVAILABLE. */
+function boardProblem(status: number, detail: string, field = 'request'): Problem {
+  if (status >= 500) return toProblem('SERVICE_UNAVAILABLE', 'the queue dashboard cannot reach Redis');
+  if (status === 404) return toProblem('NOT_FOUND', detail);
+  return toProblem('VALIDATION_FAILED', detail, { errors: [{ field, message: detail }] });
+}
+
+function isProblem(body: unknown): boolean {
+  const b = body as { type?: unknown; code?: unknown } | null;
+  return typeof b?.type === 'string' && ERROR_CODES.includes(b?.code as ErrorCode);
+}
+
+/** What bull-board said, as a detail and a field: `{ error: "text" }` or `{ error: { key, options: { field } } }`. */
+function describeBoardAnswer(payload: unknown): { detail: string; field?: string } {
+  let body: unknown = payload;
+  if (typeof payload === 'string') {
+    try {
+      body = JSON.parse(payload);
+    } catch {
+      return { detail: 'the queue dashboard refused the request' };
+    }
+  }
+  const error = (body as { error?: unknown } | null)?.error;
+  if (typeof error === 'string') return { detail: error.slice(0, 200) };
+  const keyed = error as { key?: unknown; options?: { field?: unknown } } | undefined;
+  const field = typeof keyed?.options?.field === 'string' ? keyed.options.field : undefined;
+  return { detail: typeof keyed?.key === 'string' ? `${keyed.key}${field ? ` (${field})` : ''}` : 'the queue dashboard refused the request', field };
+}
+
 /**
- * bull-board at /admin/queues, behind the admin check like every /admin route (main.ts). When
- * Redis is away its API answers 503 problem+json, not a bare 500.
+ * bull-board at /admin/queues, behind the admin check like every /admin route (main.ts). Every
+ * refusal it makes is problem+json with a contract code: its own answers (an invalid query, an
+ * unknown queue) are rewritten on the way out, and when Redis is away its API answers 503.
  */
 export async function registerQueueBoard(app: FastifyInstance, jobs: JobScheduler, basePath = '/admin/queues'): Promise<void> {
   const adapter = new FastifyAdapter();
   adapter.setBasePath(basePath);
   createBullBoard({ queues: Object.values(jobs.queues).map((q) => new BullMQAdapter(q)), serverAdapter: adapter });
-  adapter.setErrorHandler((err: Error & { statusCode?: number }) =>
-    err.statusCode && err.statusCode < 500
-      ? { status: err.statusCode as 400, body: toProblem('NOT_FOUND', err.message) }
-      : { status: 503 as 500, body: toProblem('SERVICE_UNAVAILABLE', 'the queue dashboard cannot reach Redis') },
-  );
+  adapter.setErrorHandler((err: Error & { statusCode?: number }) => {
+    // A body refused by the service's own parser (input rules, size), then anything else.
+    const problem =
+      err instanceof AppError
+        ? toProblem(err.code, err.message, err.extra, err.status)
+        : err.statusCode === 413
+          ? toProblem('PAYLOAD_TOO_LARGE', 'the body is over 64 KiB')
+          : boardProblem(err.statusCode && err.statusCode < 500 ? err.statusCode : 503, err.message);
+    return { status: problem.status as 400, body: problem };
+  });
   await app.register(
     async (scope) => {
       scope.addHook('onSend', async (_req, reply, payload) => {
-        if (reply.statusCode >= 400) reply.type('application/problem+json');
-        return payload;
+        if (reply.statusCode < 400) return payload;
+        reply.type('application/problem+json');
+        if (typeof payload === 'string' && isProblem(safeParse(payload))) return payload;
+        const { detail, field } = describeBoardAnswer(payload);
+        const problem = boardProblem(reply.statusCode, detail, field);
+        reply.code(problem.status);
+        return JSON.stringify(problem);
       });
       await scope.register(adapter.registerPlugin());
     },
     { prefix: basePath },
   );
+}
+
+function safeParse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }

@@ -145,7 +145,8 @@ export class ReconciliationService implements OnApplicationBootstrap {
       return;
     }
     report.checked += 1;
-    const captures = payments.filter((p) => p.status === 'succeeded');
+    // A capture refunded in full (by us or by an operator at the gateway) no longer counts.
+    const captures = payments.filter((p) => netCaptured(p) > 0);
     const net = payments.reduce((sum, p) => sum + netCaptured(p), 0);
     if (order.status !== 'CONFIRM_SUCCESS') {
       if (net === 0) return;
