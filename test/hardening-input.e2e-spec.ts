@@ -51,7 +51,6 @@ describe('1. a path segment that is not valid percent-encoding is a malformed id
     ['POST', (s) => `/admin/orders/${s}/force-cancel`, true, { reason: 'r' }],
     ['POST', (s) => `/admin/orders/${s}/retry-now`, true, undefined],
     ['POST', (s) => `/admin/orders/${s}/acknowledge`, true, { reason: 'r' }],
-    ['PUT', (s) => `/admin/webhooks/${s}`, true, { url: 'http://127.0.0.1:9/x', events: ['order.reserved'], secret: `whsec_${Buffer.alloc(24, 1).toString('base64')}` }],
     ['DELETE', (s) => `/admin/webhooks/${s}`, true, undefined],
     ['GET', (s) => `/admin/webhooks/${s}/deliveries`, true, undefined],
     ['POST', (s) => `/admin/webhooks/w/deliveries/${s}/retry`, true, undefined],
@@ -69,6 +68,13 @@ describe('1. a path segment that is not valid percent-encoding is a malformed id
       () => h.api.admin('PUT', path, { name: 'x', priceMinor: 1, currency: 'USD', onHand: 1 }),
       (res) => expectValidation(res, /sku/),
     );
+  });
+
+  // PUT /admin/webhooks/{name} creates the endpoint named there: a malformed name is the caller's
+  // input, refused like a malformed SKU on PUT /admin/inventory/{sku}.
+  it.each(segments)('PUT /admin/webhooks/%s is 400 VALIDATION_FAILED (a malformed name there)', async (segment) => {
+    const body = { url: 'http://127.0.0.1:9/x', events: ['order.reserved'], secret: `whsec_${Buffer.alloc(24, 1).toString('base64')}` };
+    await refused(() => h.api.admin('PUT', `/admin/webhooks/${segment.replace('HELD', held.id)}`, body), (res) => expectValidation(res, /name/));
   });
 
   it.each(segments)('without the bearer token, admin routes with %s are 401 first', async (segment) => {

@@ -1,7 +1,9 @@
 import fastifyStatic from '@fastify/static';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { sendProblem } from '../http/problem.js';
+import { isOrderId } from '../http/schemas.js';
 
 /** Where `npm run build` puts the page (scripts/build-console.mjs). */
 export const CONSOLE_WEB_DIR = fileURLToPath(new URL('../console-web/', import.meta.url));
@@ -18,7 +20,12 @@ export async function registerConsolePages(app: FastifyInstance): Promise<void> 
   const indexFile = `${CONSOLE_WEB_DIR}index.html`;
   if (!existsSync(indexFile)) throw new Error(`the operator console is not built (${indexFile} is missing): run npm run build`);
   const html = readFileSync(indexFile);
-  const page = async (_req: unknown, reply: FastifyReply) => reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(html);
+  const page = async (req: FastifyRequest, reply: FastifyReply) => {
+    // A malformed order id names no order: 404, like the API, rather than a page that cannot load.
+    const id = (req.params as { id?: string }).id;
+    if (id !== undefined && !isOrderId(id)) return sendProblem(reply, 'NOT_FOUND', `order ${id} not found`);
+    return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(html);
+  };
   for (const url of PAGES) app.get(url, page);
   await app.register(fastifyStatic, {
     root: `${CONSOLE_WEB_DIR}assets`,
