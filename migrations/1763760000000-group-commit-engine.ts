@@ -357,7 +357,10 @@ CREATE OR REPLACE FUNCTION tcc_claim(p_ids uuid[], p_tokens text[], p_jobs boole
 RETURNS TABLE (r_idx int, r_claimed boolean, r_id uuid, r_status text, r_amount bigint, r_currency text, r_payment_key text,
                r_payment_token text, r_attempts int, r_charge_requested boolean, r_expired boolean, r_leased boolean,
                r_due boolean, r_lease text, r_body text)
-LANGUAGE sql AS $fn$
+LANGUAGE plpgsql AS $fn$
+BEGIN
+  -- plpgsql, not sql: its statement's plan is kept for the session instead of made on every call.
+  RETURN QUERY
   WITH req AS (SELECT u.id, u.token, u.job, u.ord::int AS ord FROM unnest(p_ids, p_tokens, p_jobs) WITH ORDINALITY u(id, token, job, ord)),
   first AS (SELECT DISTINCT ON (req.id) req.id, req.token, req.job, req.ord FROM req ORDER BY req.id, req.ord),
   upd AS (
@@ -380,7 +383,8 @@ LANGUAGE sql AS $fn$
          u.lease_until::text,
          CASE WHEN o.id IS NOT NULL AND (u.ord IS NULL OR u.ord <> r.ord) THEN tcc_order_json(o)::text END
     FROM req r LEFT JOIN upd u ON u.id = r.id LEFT JOIN orders o ON o.id = r.id
-   ORDER BY r.ord
+   ORDER BY r.ord;
+END
 $fn$`;
 
 /**
@@ -407,7 +411,8 @@ $fn$`;
  * refund check when a released order may have been charged, erases the payment token on a
  * terminal state and writes the outbox. A move that loses changes nothing but its call event (the
  * gateway call did happen), and a charge that lost to a release is owed back (owe_refund_if_lost).
- * Order rows are locked by id, SKU rows in byte order.
+ * Order rows are locked by id, SKU rows in byte order — after the barrier rows, which only this
+ * order's holder (the order row lock) ever writes for this service's own orders.
  */
 const APPLY = `
 CREATE OR REPLACE FUNCTION tcc_apply(p_moves jsonb, p_terminal text[], p_refund_pending text)
@@ -418,6 +423,9 @@ DECLARE
   v_won uuid[];
   v_prev text[];
   v_stock_ids uuid[];
+  v_dsku text[];
+  v_sold int[];
+  v_freed int[];
 BEGIN
   PERFORM 1 FROM orders o WHERE o.id = ANY (ARRAY(SELECT (e->>'id')::uuid FROM jsonb_array_elements(p_moves) e)) ORDER BY o.id FOR NO KEY UPDATE;
 
@@ -452,60 +460,75 @@ BEGIN
   SELECT array_agg(m.id) INTO v_stock_ids
     FROM jsonb_to_recordset(p_moves) AS m(id uuid, stock text) WHERE m.stock IS NOT NULL AND m.id = ANY (v_won);
   IF v_stock_ids IS NOT NULL THEN
-    PERFORM 1 FROM skus s
-      WHERE s.sku IN (SELECT i.sku FROM orders o CROSS JOIN LATERAL jsonb_to_recordset(o.items) AS i(sku text) WHERE o.id = ANY (v_stock_ids))
-      ORDER BY s.sku COLLATE "C" FOR NO KEY UPDATE;
+    -- Through the barrier: a branch commits or releases at most once; only the rows it inserted move stock.
     WITH m AS (SELECT * FROM jsonb_to_recordset(p_moves) AS x(id uuid, stock text)),
     moving AS (SELECT o.id, o.transaction_id, CASE m.stock WHEN 'commit' THEN 'confirm' ELSE 'cancel' END AS op
                  FROM m JOIN orders o ON o.id = m.id WHERE m.id = ANY (v_stock_ids)),
     b AS (INSERT INTO tcc_barrier (transaction_id, op, reason) SELECT transaction_id, op, op FROM moving
           ON CONFLICT (transaction_id, op) DO NOTHING RETURNING transaction_id, op)
-    UPDATE skus s SET on_hand = s.on_hand - d.sold, reserved = s.reserved - d.freed, updated_at = now()
-      FROM (SELECT i.sku, sum(CASE WHEN b.op = 'confirm' THEN i.quantity ELSE 0 END) AS sold, sum(i.quantity) AS freed
+    SELECT array_agg(d.sku ORDER BY d.sku COLLATE "C"), array_agg(d.sold ORDER BY d.sku COLLATE "C"), array_agg(d.freed ORDER BY d.sku COLLATE "C")
+      INTO v_dsku, v_sold, v_freed
+      FROM (SELECT i.sku, sum(CASE WHEN b.op = 'confirm' THEN i.quantity ELSE 0 END)::int AS sold, sum(i.quantity)::int AS freed
               FROM b JOIN moving mv ON mv.transaction_id = b.transaction_id
               JOIN orders o ON o.id = mv.id CROSS JOIN LATERAL jsonb_to_recordset(o.items) AS i(sku text, quantity int)
-             GROUP BY i.sku) d
-     WHERE s.sku = d.sku;
+             GROUP BY i.sku) d;
+    IF v_dsku IS NOT NULL THEN
+      -- SKU rows in byte order, each found through its primary key.
+      PERFORM 1 FROM skus s WHERE s.sku = ANY (v_dsku) ORDER BY s.sku COLLATE "C" FOR NO KEY UPDATE;
+      UPDATE skus s SET on_hand = s.on_hand - v_sold[array_position(v_dsku, s.sku)],
+                        reserved = s.reserved - v_freed[array_position(v_dsku, s.sku)], updated_at = now()
+       WHERE s.sku = ANY (v_dsku);
+    END IF;
   END IF;
 
-  -- The timeline: the gateway call (won or not), the status change, then the notes of a winning move.
+  -- The timeline, one statement: per order the gateway call (won or not), the status change, then
+  -- the notes of a winning move, in that order (ids follow the ORDER BY).
   INSERT INTO order_events (order_id, type, data)
-  SELECT m.id, m.call_type, coalesce(m.call_data, '{}'::jsonb)
-    FROM jsonb_to_recordset(p_moves) AS m(id uuid, call_type text, call_data jsonb) WHERE m.call_type IS NOT NULL;
-  INSERT INTO order_events (order_id, type, data)
-  SELECT m.id, 'status.changed', jsonb_build_object('from', w.previous, 'to', m."to", 'reason', m.reason) || coalesce(m.data, '{}'::jsonb)
-    FROM jsonb_to_recordset(p_moves) AS m(id uuid, "to" text, reason text, data jsonb)
-    JOIN unnest(v_won, v_prev) AS w(id, previous) ON w.id = m.id
-   WHERE w.previous <> m."to";
-  INSERT INTO order_events (order_id, type, data)
-  SELECT m.id, n.type, coalesce(n.data, '{}'::jsonb)
-    FROM jsonb_to_recordset(p_moves) AS m(id uuid, notes jsonb)
-    CROSS JOIN LATERAL jsonb_to_recordset(coalesce(m.notes, '[]'::jsonb)) AS n(type text, data jsonb)
-   WHERE m.id = ANY (v_won);
+  SELECT x.id, x.type, x.data FROM (
+    SELECT m.id, m.ord, 0 AS k, 0 AS n, m.val->>'call_type' AS type, coalesce(m.val->'call_data', '{}'::jsonb) AS data
+      FROM jsonb_array_elements(p_moves) WITH ORDINALITY AS m0(val, ord)
+      CROSS JOIN LATERAL (SELECT (m0.val->>'id')::uuid AS id, m0.ord, m0.val) m
+     WHERE m.val->>'call_type' IS NOT NULL
+    UNION ALL
+    SELECT w.id, m.ord, 1, 0, 'status.changed',
+           jsonb_build_object('from', w.previous, 'to', m.val->>'to', 'reason', m.val->>'reason') || coalesce(nullif(m.val->'data', 'null'::jsonb), '{}'::jsonb)
+      FROM jsonb_array_elements(p_moves) WITH ORDINALITY AS m(val, ord)
+      JOIN unnest(v_won, v_prev) AS w(id, previous) ON w.id = (m.val->>'id')::uuid
+     WHERE w.previous <> m.val->>'to'
+    UNION ALL
+    SELECT w.id, m.ord, 2, n.ord, n.val->>'type', coalesce(n.val->'data', '{}'::jsonb)
+      FROM jsonb_array_elements(p_moves) WITH ORDINALITY AS m(val, ord)
+      JOIN unnest(v_won) AS w(id) ON w.id = (m.val->>'id')::uuid
+      CROSS JOIN LATERAL jsonb_array_elements(coalesce(nullif(m.val->'notes', 'null'::jsonb), '[]'::jsonb)) WITH ORDINALITY AS n(val, ord)
+  ) x ORDER BY x.ord, x.k, x.n;
 
-  -- A charge that lost to a release: the stock is gone, so the money goes back.
-  WITH m AS (SELECT * FROM jsonb_to_recordset(p_moves) AS x(id uuid, "to" text, owe_refund_if_lost boolean, refund_watch_ms float8, reason text)),
-  owed AS (
-    UPDATE orders o SET refund_status = p_refund_pending, refund_next_at = now(),
-           refund_check_until = greatest(coalesce(o.refund_check_until, now()), now() + make_interval(secs => m.refund_watch_ms / 1000)),
-           refund_owed_at = coalesce(o.refund_owed_at, now()), updated_at = now()
-      FROM m
-     WHERE o.id = m.id AND m.owe_refund_if_lost AND NOT (m.id = ANY (v_won)) AND o.status <> m."to" AND o.status = ANY (p_terminal)
-    RETURNING o.id, o.status, m.reason)
-  INSERT INTO order_events (order_id, type, data)
-  SELECT owed.id, 'refund.owed', jsonb_build_object('reason', owed.reason || ' after the order became ' || owed.status) FROM owed;
+  IF cardinality(v_won) < jsonb_array_length(p_moves) THEN
+    -- A charge that lost to a release: the stock is gone, so the money goes back.
+    WITH m AS (SELECT * FROM jsonb_to_recordset(p_moves) AS x(id uuid, "to" text, owe_refund_if_lost boolean, refund_watch_ms float8, reason text)),
+    owed AS (
+      UPDATE orders o SET refund_status = p_refund_pending, refund_next_at = now(),
+             refund_check_until = greatest(coalesce(o.refund_check_until, now()), now() + make_interval(secs => m.refund_watch_ms / 1000)),
+             refund_owed_at = coalesce(o.refund_owed_at, now()), updated_at = now()
+        FROM m
+       WHERE o.id = m.id AND m.owe_refund_if_lost AND NOT (m.id = ANY (v_won)) AND o.status <> m."to" AND o.status = ANY (p_terminal)
+      RETURNING o.id, o.status, m.reason)
+    INSERT INTO order_events (order_id, type, data)
+    SELECT owed.id, 'refund.owed', jsonb_build_object('reason', owed.reason || ' after the order became ' || owed.status) FROM owed;
 
-  -- A charge that lost to an operator's force-confirm: paid twice over, a human must look.
-  PERFORM tcc_flag_attention(o.id, 'capture_on_force_confirmed', jsonb_build_object('paymentId', m.payment_id))
-     FROM jsonb_to_recordset(p_moves) AS m(id uuid, "to" text, payment_id text)
-     JOIN orders o ON o.id = m.id
-    WHERE m.payment_id IS NOT NULL AND NOT (m.id = ANY (v_won)) AND o.status = m."to" AND o.force_confirmed;
+    -- A charge that lost to an operator's force-confirm: paid twice over, a human must look.
+    PERFORM tcc_flag_attention(o.id, 'capture_on_force_confirmed', jsonb_build_object('paymentId', m.payment_id))
+       FROM jsonb_to_recordset(p_moves) AS m(id uuid, "to" text, payment_id text)
+       JOIN orders o ON o.id = m.id
+      WHERE m.payment_id IS NOT NULL AND NOT (m.id = ANY (v_won)) AND o.status = m."to" AND o.force_confirmed;
+  END IF;
 
-  PERFORM tcc_emit(e.emit, e.ids)
-     FROM (SELECT m.emit, array_agg(m.id) AS ids
-             FROM jsonb_to_recordset(p_moves) AS m(id uuid, "to" text, emit text)
-             JOIN unnest(v_won, v_prev) AS w(id, previous) ON w.id = m.id
-            WHERE m.emit IS NOT NULL AND w.previous <> m."to" GROUP BY m.emit) e;
+  IF cardinality(v_won) > 0 AND EXISTS (SELECT 1 FROM webhooks) THEN
+    PERFORM tcc_emit(e.emit, e.ids)
+       FROM (SELECT m.emit, array_agg(m.id) AS ids
+               FROM jsonb_to_recordset(p_moves) AS m(id uuid, "to" text, emit text)
+               JOIN unnest(v_won, v_prev) AS w(id, previous) ON w.id = m.id
+              WHERE m.emit IS NOT NULL AND w.previous <> m."to" GROUP BY m.emit) e;
+  END IF;
 
   RETURN QUERY
     SELECT m.ord::int, m.id, coalesce(m.id = ANY (v_won), false), o.status, w.previous, o.refund_status,
