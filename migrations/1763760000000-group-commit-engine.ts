@@ -179,7 +179,7 @@ CREATE OR REPLACE FUNCTION tcc_try_batch(
   p_line_start int[], p_line_count int[], p_skus text[], p_qty int[],
   p_ttl_ms float8, p_max_holding int, p_holding text[], p_snapshot_only boolean)
 RETURNS TABLE (r_idx int, r_outcome text, r_body text, r_sku text, r_requested int, r_available int)
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
 DECLARE
   n int := coalesce(cardinality(p_keys), 0);
   v_out text[] := array_fill(NULL::text, ARRAY[n]);
@@ -357,7 +357,7 @@ CREATE OR REPLACE FUNCTION tcc_claim(p_ids uuid[], p_tokens text[], p_jobs boole
 RETURNS TABLE (r_idx int, r_claimed boolean, r_id uuid, r_status text, r_amount bigint, r_currency text, r_payment_key text,
                r_payment_token text, r_attempts int, r_charge_requested boolean, r_expired boolean, r_leased boolean,
                r_due boolean, r_lease text, r_body text)
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
 BEGIN
   -- plpgsql, not sql: its statement's plan is kept for the session instead of made on every call.
   RETURN QUERY
@@ -418,7 +418,7 @@ const APPLY = `
 CREATE OR REPLACE FUNCTION tcc_apply(p_moves jsonb, p_terminal text[], p_refund_pending text)
 RETURNS TABLE (r_idx int, r_id uuid, r_won boolean, r_status text, r_previous text, r_refund_status text,
                r_next_action_at timestamptz, r_refund_next_at timestamptz, r_attempts int, r_body text)
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
 DECLARE
   v_won uuid[];
   v_prev text[];
