@@ -55,6 +55,7 @@ async function snapshot() {
     ordersWithBarrier: await ids(`SELECT substr(transaction_id, 5) AS id FROM tcc_barrier WHERE transaction_id = ANY ($1::text[]) AND op = 'try'`, [orders.map((o) => `tcc-${o}`)]),
     branches: await ids(`SELECT DISTINCT transaction_id AS id FROM tcc_barrier WHERE transaction_id = ANY ($1::text[])`, [txs]),
     branchesWithReservations: await ids(`SELECT DISTINCT transaction_id AS id FROM reservations WHERE transaction_id = ANY ($1::text[])`, [txs]),
+    branchRows: await ids(`SELECT transaction_id AS id FROM participant_branches WHERE transaction_id = ANY ($1::text[])`, [txs]),
     deliveries: await ids(`SELECT id::text FROM webhook_deliveries WHERE id = ANY ($1::uuid[])`, [[...deliveries.gone, ...deliveries.kept]]),
   };
 }
@@ -151,6 +152,7 @@ const everything = () => ({
   ordersWithBarrier: sorted(rows.goneOrders, rows.keptOrders),
   branches: sorted(branches.gone, branches.kept),
   branchesWithReservations: sorted(branches.gone.filter((b) => !b.includes('-empty-')), branches.kept),
+  branchRows: sorted(branches.gone, branches.kept),
   deliveries: sorted(deliveries.gone, deliveries.kept),
 });
 
@@ -173,13 +175,14 @@ it('RETENTION_DAYS=30 deletes exactly the old finished rows, and nothing else', 
     ordersWithBarrier: sorted(rows.keptOrders),
     branches: sorted(branches.kept),
     branchesWithReservations: sorted(branches.kept),
+    branchRows: sorted(branches.kept),
     deliveries: sorted(deliveries.kept),
   });
-  expect(first).toMatchObject({ orders: gone.length, reservations: 2, webhook_deliveries: deliveries.gone.length, complete: true });
+  expect(first).toMatchObject({ orders: gone.length, reservations: 2, branches: 3, webhook_deliveries: deliveries.gone.length, complete: true });
   expect(first.order_events).toBeGreaterThanOrEqual(gone.length * 2);
   // Each gone order's try row and its confirm or cancel row, and the branches' rows (empty rollback: try + cancel).
   expect(first.barrier_rows).toBe(gone.length * 2 + 3 * 2);
-  expect(second).toMatchObject({ orders: 0, order_events: 0, barrier_rows: 0, reservations: 0, webhook_deliveries: 0 });
+  expect(second).toMatchObject({ orders: 0, order_events: 0, barrier_rows: 0, reservations: 0, branches: 0, webhook_deliveries: 0 });
 
   // The kept orders are untouched, and so is the stock.
   const kept = await h.db.query<{ id: string; status: string }>(`SELECT id::text, status FROM orders WHERE id = ANY ($1::uuid[]) ORDER BY id`, [rows.keptOrders]);
@@ -195,6 +198,18 @@ it('RETENTION_DAYS=30 deletes exactly the old finished rows, and nothing else', 
   const metrics = String((await h.api.get('/metrics')).body);
   expect(metrics).toContain(`tcc_retention_deleted_total{kind="orders"} ${gone.length}`);
   expect(metrics).toContain(`tcc_retention_deleted_total{kind="webhook_deliveries"} ${deliveries.gone.length}`);
+
+  expect(metrics).toContain(`tcc_retention_deleted_total{kind="branches"} 3`);
+
+  // A branch that retention forgot is a new branch to the barrier: a Try of its id reserves again
+  // (it must not trip over a leftover row), and a late Cancel of another is an empty rollback.
+  const [confirmedTx, canceledTx] = branches.gone.map((b) => b.slice('ext:'.length));
+  const again = await tcc('try', confirmedTx);
+  expect(again.status).toBe(200);
+  expect(again.body.status).toBe('RESERVED');
+  expect((await tcc('cancel', confirmedTx)).body.status).toBe('CANCELED');
+  expect((await tcc('cancel', canceledTx)).body.status).toBe('CANCELED');
+  expect((await h.api.get(`/inventory/${sku}`)).body).toEqual(stockBefore);
 
   // The Idempotency-Key went with its order: replaying it makes a new order.
   const replay = await h.api.order(rows.keys.paid, body(1));

@@ -16,7 +16,7 @@ export const LABELS = {
   gatewayRefusalStatus: ['400', '401', '403', '404', '422'],
   webhookOutcome: ['delivered', 'retried', 'failed'],
   participantExpiry: ['canceled'],
-  retentionKind: ['orders', 'order_events', 'barrier_rows', 'reservations', 'webhook_deliveries'],
+  retentionKind: ['orders', 'order_events', 'barrier_rows', 'reservations', 'branches', 'webhook_deliveries'],
 } as const;
 
 /**

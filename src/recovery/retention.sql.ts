@@ -45,7 +45,8 @@ export const RETENTION_SQL = {
 
   /**
    * Up to $2 outside coordinators' branches finished (a 'confirm' or 'cancel' barrier row) before
-   * the cutoff ($1 days), with all their barrier rows and their reservations. A branch still
+   * the cutoff ($1 days), with all their barrier rows, their reservations and their
+   * participant_branches row (else a Try of that id would find the row and fail). A branch still
    * reserved has neither row, so it is never found here. The op list and the 'ext:' prefix are
    * written out because they are the predicate of tcc_barrier_ext_finished, which this statement's
    * generic plan must be able to prove.
@@ -58,8 +59,10 @@ export const RETENTION_SQL = {
           AND created_at < now() - make_interval(days => $1::int)
         ORDER BY created_at LIMIT $2),
      held AS (DELETE FROM reservations WHERE transaction_id = ANY (ARRAY(SELECT transaction_id FROM done)) RETURNING 1),
-     barrier AS (DELETE FROM tcc_barrier WHERE transaction_id = ANY (ARRAY(SELECT transaction_id FROM done)) RETURNING 1)
+     barrier AS (DELETE FROM tcc_barrier WHERE transaction_id = ANY (ARRAY(SELECT transaction_id FROM done)) RETURNING 1),
+     branch AS (DELETE FROM participant_branches WHERE transaction_id = ANY (ARRAY(SELECT transaction_id FROM done)) RETURNING 1)
      SELECT (SELECT count(*) FROM done)::int AS branches,
+            (SELECT count(*) FROM branch)::int AS branch_rows,
             (SELECT count(*) FROM barrier)::int AS barrier_rows,
             (SELECT count(*) FROM held)::int AS reservations`,
   ),

@@ -32,7 +32,7 @@ interface OrdersBatch {
  * Deletes what is older than RETENTION_DAYS by the database's clock, in small batches, one process
  * at a time: finished orders (with their timeline and barrier rows; their Idempotency-Key goes
  * with the row, so a replay after that makes a new order), outside coordinators' finished branches
- * (barrier rows and reservations) and finished webhook deliveries. Never an order that holds
+ * (barrier rows, reservations and the branch row) and finished webhook deliveries. Never an order that holds
  * stock, one whose refund is still open or one needing attention, never a branch still reserved.
  * RETENTION_DAYS=0 keeps everything: the job is not even registered.
  */
@@ -62,7 +62,7 @@ export class Retention implements OnApplicationBootstrap {
    */
   async run(days: number): Promise<RetentionCounts> {
     const started = Date.now();
-    const counts: RetentionCounts = { orders: 0, order_events: 0, barrier_rows: 0, reservations: 0, webhook_deliveries: 0 };
+    const counts: RetentionCounts = { orders: 0, order_events: 0, barrier_rows: 0, reservations: 0, branches: 0, webhook_deliveries: 0 };
     let cursor = START;
     const passes: (() => Promise<boolean>)[] = [
       async () => {
@@ -73,8 +73,8 @@ export class Retention implements OnApplicationBootstrap {
         return true;
       },
       async () => {
-        const b = (await this.db.sql.one<{ branches: number; barrier_rows: number; reservations: number }>(RETENTION_SQL.branches, [days, BATCH]))!;
-        this.add(counts, { barrier_rows: b.barrier_rows, reservations: b.reservations });
+        const b = (await this.db.sql.one<{ branches: number; branch_rows: number; barrier_rows: number; reservations: number }>(RETENTION_SQL.branches, [days, BATCH]))!;
+        this.add(counts, { barrier_rows: b.barrier_rows, reservations: b.reservations, branches: b.branch_rows });
         return b.branches >= BATCH;
       },
       async () => {
