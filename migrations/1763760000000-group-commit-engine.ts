@@ -417,10 +417,11 @@ $fn$`;
 const APPLY = `
 CREATE OR REPLACE FUNCTION tcc_apply(p_moves jsonb, p_terminal text[], p_refund_pending text)
 RETURNS TABLE (r_idx int, r_id uuid, r_won boolean, r_status text, r_previous text, r_refund_status text,
-               r_next_action_at timestamptz, r_refund_next_at timestamptz, r_attempts int, r_body text)
+               r_next_action_at timestamptz, r_refund_next_at timestamptz, r_attempts int, r_body text, r_flagged boolean)
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
 DECLARE
   v_won uuid[];
+  v_flagged uuid[];
   v_prev text[];
   v_stock_ids uuid[];
   v_dsku text[];
@@ -516,10 +517,13 @@ BEGIN
     SELECT owed.id, 'refund.owed', jsonb_build_object('reason', owed.reason || ' after the order became ' || owed.status) FROM owed;
 
     -- A charge that lost to an operator's force-confirm: paid twice over, a human must look.
-    PERFORM tcc_flag_attention(o.id, 'capture_on_force_confirmed', jsonb_build_object('paymentId', m.payment_id))
-       FROM jsonb_to_recordset(p_moves) AS m(id uuid, "to" text, payment_id text)
-       JOIN orders o ON o.id = m.id
-      WHERE m.payment_id IS NOT NULL AND NOT (m.id = ANY (v_won)) AND o.status = m."to" AND o.force_confirmed;
+    -- r_flagged tells the caller which orders this call flagged (for its counter and alert line).
+    WITH f AS MATERIALIZED (
+      SELECT o.id, tcc_flag_attention(o.id, 'capture_on_force_confirmed', jsonb_build_object('paymentId', m.payment_id)) AS flagged
+        FROM jsonb_to_recordset(p_moves) AS m(id uuid, "to" text, payment_id text)
+        JOIN orders o ON o.id = m.id
+       WHERE m.payment_id IS NOT NULL AND NOT (m.id = ANY (v_won)) AND o.status = m."to" AND o.force_confirmed)
+    SELECT array_agg(f.id) INTO v_flagged FROM f WHERE f.flagged;
   END IF;
 
   IF cardinality(v_won) > 0 AND EXISTS (SELECT 1 FROM webhooks) THEN
@@ -532,7 +536,7 @@ BEGIN
 
   RETURN QUERY
     SELECT m.ord::int, m.id, coalesce(m.id = ANY (v_won), false), o.status, w.previous, o.refund_status,
-           o.next_action_at, o.refund_next_at, o.confirm_attempts, tcc_order_json(o)::text
+           o.next_action_at, o.refund_next_at, o.confirm_attempts, tcc_order_json(o)::text, coalesce(m.id = ANY (v_flagged), false)
       FROM jsonb_array_elements(p_moves) WITH ORDINALITY AS e(val, ord)
       CROSS JOIN LATERAL (SELECT (e.val->>'id')::uuid AS id, e.ord) m
       LEFT JOIN orders o ON o.id = m.id

@@ -205,6 +205,7 @@ describe('14. a charge still in flight when the TTL passes', () => {
 describe('16. a capture on a force-confirmed order', () => {
   it('is on the timeline and makes the order need attention until an operator acknowledges it', async () => {
     const order = await reserve(h.api, uniqueSku('FCCAP'), 1);
+    const raisedBefore = await metric('tcc_orders_need_attention_total{reason="capture_on_force_confirmed"}');
     await h.sim.setFaults({ hangMs: 1500, script: ['slow_ok'] });
     const confirming = confirm(order.id);
     await waitFor('the attempt to reach the gateway', async () => (await attempts(order.id)).length === 1, 5000, 20);
@@ -224,6 +225,11 @@ describe('16. a capture on a force-confirmed order', () => {
     const flagged = (await h.api.admin('GET', '/admin/orders?needsAttention=true&limit=1000')).body.data.map((o: any) => o.id);
     expect(flagged).toContain(order.id);
     expect(await metric('tcc_orders_needing_attention')).toBeGreaterThanOrEqual(1);
+    // Raised once, like every flag: the counter and an error line with the alert, for the pager.
+    expect(await metric('tcc_orders_need_attention_total{reason="capture_on_force_confirmed"}')).toBe(raisedBefore + 1);
+    await waitFor('an error-level alert log line', async () =>
+      h.svc.logs.some((l) => l.includes('"level":50') && l.includes(order.id) && l.includes('"alert":"capture_on_force_confirmed"')),
+    );
 
     const ack = await h.api.admin('POST', `/admin/orders/${order.id}/acknowledge`, { reason: 'refunded at the gateway by hand, ticket OPS-7' });
     expect(ack.status).toBe(200);

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { Batcher } from '../common/batcher.js';
 import { AppConfig } from '../config/app-config.js';
 import { Db } from '../database/db.js';
@@ -111,6 +111,7 @@ interface ApplyRow {
   r_refund_next_at: Date | null;
   r_attempts: number | null;
   r_body: string | null;
+  r_flagged: boolean;
 }
 
 /**
@@ -125,10 +126,12 @@ export class OrderStore {
   private readonly claims: Batcher<ClaimRequest, Claim>;
   private readonly moves: Batcher<Move, MoveResult>;
 
+  private readonly logger = new Logger(OrderStore.name);
+
   constructor(
     private readonly db: Db,
     config: AppConfig,
-    metrics: MetricsService,
+    private readonly metrics: MetricsService,
   ) {
     const leaseMs = (this.leaseMs = config.env.PAYMENT_TIMEOUT_MS * 2 + 5000);
     this.maxTtlMs = config.env.RESERVATION_MAX_TTL_MS;
@@ -225,6 +228,11 @@ export class OrderStore {
         attempts: r.r_attempts ?? 0,
         body: r.r_body ?? '',
       };
+      if (r.r_flagged) {
+        // A charge that landed after an operator force-confirmed the order: paid twice over.
+        this.metrics.needsAttention.inc({ reason: 'capture_on_force_confirmed' });
+        this.logger.error({ orderId: r.r_id, alert: 'capture_on_force_confirmed' }, 'a capture landed on a force-confirmed order: an operator should look at this order');
+      }
     }
     return out;
   }

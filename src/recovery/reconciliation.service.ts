@@ -54,7 +54,8 @@ const FIRST_WINDOW_MS = 24 * 3600_000;
  * Compares finished orders that were ever sent to the gateway with the gateway's record, page by
  * page over the whole window, by reference:
  * - a CANCELED or PAY_FAILED order with money still captured after its refund watch: owed back
- *   (POST and the scheduled pass issue the refund, with the refund service's stable keys);
+ *   (POST and the scheduled pass issue the refund, with the refund service's stable keys) and
+ *   flagged for a human, like the mismatches below;
  * - a CONFIRM_SUCCESS order the gateway has no capture for (and no operator force-confirmed), or
  *   more than one capture for, or any capture on a force-confirmed one: needs a human.
  * GET only reports. The scheduled pass remembers where it got to (job_state), so every order is
@@ -155,8 +156,12 @@ export class ReconciliationService implements OnApplicationBootstrap {
         await this.refunds.owe(order.id, `reconciliation found ${net} captured on a ${order.status} order`);
         await this.refunds.process(order.id);
       }
-      // A refund still watching is the compensation at work, not a mismatch.
-      if (!order.refund_watching) report.mismatches.push({ orderId: order.id, kind: 'charged_after_release', detail: `${order.status}, but ${net} is still captured` });
+      // A refund still watching is the compensation at work, not a mismatch. Past its watch, money
+      // held on a released order is one (API.md): refunded above, and a human should know why.
+      if (order.refund_watching) return;
+      const mismatch: Mismatch = { orderId: order.id, kind: 'charged_after_release', detail: `${order.status}, but ${net} is still captured` };
+      report.mismatches.push(mismatch);
+      if (act) await this.flag(mismatch);
       return;
     }
     let mismatch: Mismatch | undefined;
