@@ -146,3 +146,30 @@ describe('X-Request-Id', () => {
     }
   });
 });
+
+describe('tcc_holding_overdue_seconds (what TccHoldingOrdersStuck watches)', () => {
+  it('is 0 while every holding order has its next step ahead, and how late the most overdue one is when nothing runs it', async () => {
+    await h.svc.stop(); // no worker, no sweeper: nothing will run the overdue order
+    const api = await startService({ DATABASE_URL: h.db.url, PAYMENT_GATEWAY_URL: h.sim.url, QUEUE_PREFIX: h.prefix, ROLE: 'api' });
+    try {
+      const { client } = await import('./support/http.js');
+      const c = client(api.url);
+      const order = await reserve(c, uniqueSku('DUE'), 1); // expires in RESERVATION_TTL_MS
+      const gauge = async () => Number(line((await c.get('/metrics')).body as string, 'tcc_holding_overdue_seconds')?.split(' ')[1]);
+      expect(await gauge()).toBe(0);
+      // A long-held order (extended, say) is not overdue: only a step past its time is.
+      await h.db.query(`UPDATE orders SET created_at = now() - interval '50 minutes' WHERE id = $1`, [order.id]);
+      expect(await gauge()).toBe(0);
+      await h.db.query(`UPDATE orders SET reservation_expires_at = now() - interval '10 minutes' WHERE id = $1`, [order.id]);
+      const late = await gauge();
+      expect(late).toBeGreaterThanOrEqual(600);
+      expect(late).toBeLessThan(700);
+      // A retry or lease that is due counts too (least of expiry and next step).
+      await h.db.query(`UPDATE orders SET reservation_expires_at = now() + interval '10 minutes', next_action_at = now() - interval '3 minutes' WHERE id = $1`, [order.id]);
+      expect(Math.floor(await gauge())).toBeGreaterThanOrEqual(180);
+    } finally {
+      await api.stop();
+      await h.restart();
+    }
+  });
+});

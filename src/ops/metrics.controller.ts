@@ -14,6 +14,7 @@ interface Scrape {
   by_status: Record<string, string>;
   needing_attention: string;
   oldest_holding: number | null;
+  holding_overdue: number | null;
   refunds_pending: string;
   reconciled_at: number | null;
   oldest_branch: number | null;
@@ -29,6 +30,7 @@ export class MetricsScraper {
   private readonly ordersByStatus: Gauge<'status'>;
   private readonly needingAttention: Gauge;
   private readonly oldestHolding: Gauge;
+  private readonly holdingOverdue: Gauge;
   private readonly refundsPending: Gauge;
   private readonly reconciledAt: Gauge;
   private readonly oldestBranch: Gauge;
@@ -43,6 +45,10 @@ export class MetricsScraper {
     this.ordersByStatus = metrics.gauge('tcc_orders_by_status', 'Orders by status (from the database, the same on every process)', ['status']);
     this.needingAttention = metrics.gauge('tcc_orders_needing_attention', 'Orders a human must look at until acknowledged (from the database)');
     this.oldestHolding = metrics.gauge('tcc_oldest_holding_order_age_seconds', 'Age of the oldest order that holds stock (TRY_SUCCESS or CONFIRM_PENDING); 0 when none');
+    this.holdingOverdue = metrics.gauge(
+      'tcc_holding_overdue_seconds',
+      "How late the most overdue holding order's next step is (its expiry, a retry, a lookup or an expired lease): above a few seconds, expiry and retries are not running; 0 when none is due",
+    );
     this.refundsPending = metrics.gauge('tcc_refunds_pending', 'Released orders still owed a refund check');
     this.reconciledAt = metrics.gauge('tcc_reconciliation_last_success_timestamp_seconds', 'When a scheduled reconciliation pass last completed with every order checked (0: never)');
     this.oldestBranch = metrics.gauge('tcc_participant_oldest_reserved_age_seconds', "Age of the oldest outside coordinator's branch still reserved; 0 when none");
@@ -56,6 +62,7 @@ export class MetricsScraper {
       for (const s of ORDER_STATUSES) this.ordersByStatus.set({ status: s }, Number(row.by_status[s] ?? 0));
       this.needingAttention.set(Number(row.needing_attention));
       this.oldestHolding.set(Number(row.oldest_holding ?? 0));
+      this.holdingOverdue.set(Number(row.holding_overdue ?? 0));
       this.refundsPending.set(Number(row.refunds_pending));
       this.reconciledAt.set(Number(row.reconciled_at ?? 0));
       this.oldestBranch.set(Number(row.oldest_branch ?? 0));

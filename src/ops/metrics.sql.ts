@@ -7,6 +7,7 @@ export const METRICS_SQL = {
   scrape: `SELECT (SELECT coalesce(json_object_agg(status, n), '{}') FROM (SELECT status, sum(n)::bigint AS n FROM (SELECT status, n FROM order_counts UNION ALL SELECT status, delta FROM order_count_deltas) x GROUP BY status) c) AS by_status,
                   (SELECT count(*) FROM orders WHERE needs_attention) AS needing_attention,
                   (SELECT extract(epoch FROM now() - min(created_at)) FROM orders WHERE status = ANY ($1::text[])) AS oldest_holding,
+                  (SELECT greatest(0, extract(epoch FROM now() - min(least(reservation_expires_at, next_action_at)))) FROM orders WHERE status = ANY ($1::text[])) AS holding_overdue,
                   (SELECT count(*) FROM orders WHERE refund_status = $2) AS refunds_pending,
                   (SELECT (state->>'lastSuccessMs')::float8 / 1000 FROM job_state WHERE name = 'reconciliation') AS reconciled_at,
                   (SELECT extract(epoch FROM now() - min(created_at)) FROM participant_branches WHERE status = $3) AS oldest_branch`,
