@@ -1,6 +1,7 @@
 /**
- * The order state machine of API.md, in one place. OrdersRepository.transition is the only code
- * that writes `status`, and it only performs the moves listed here, by compare-and-set.
+ * The order state machine of API.md, in one place. Besides the Try that creates an order, only
+ * tcc_apply (through OrderStore.apply, with moves built in moves.ts from the lists here) writes
+ * `status`, by compare-and-set against the move's allowed sources.
  */
 export const ORDER_STATUSES = ['TRY_SUCCESS', 'CONFIRM_PENDING', 'CONFIRM_SUCCESS', 'PAY_FAILED', 'CANCELED'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
