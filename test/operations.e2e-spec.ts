@@ -165,7 +165,7 @@ describe('reconciliation', () => {
     const order = await reserve(h.api, uniqueSku('MIS'), 1);
     // Simulates a bug or a gateway-side reversal: the order says paid, the gateway does not.
     await h.db.query(`UPDATE orders SET status = 'CONFIRM_SUCCESS', payment_id = 'pay_missing', payment_requested_at = now() WHERE id = $1`, [order.id]);
-    const flaggedBefore = metric((await h.api.get('/metrics')).body, 'tcc_orders_need_attention_total{reason="reconciliation_mismatch"}');
+    const flaggedBefore = metric((await h.api.get('/metrics')).body, 'tcc_orders_need_attention_total{reason="reconciliation_mismatch"}') ?? 0;
     const report = await h.api.admin('GET', '/admin/reconciliation?sinceMinutes=60');
     expect(report.body.mismatches).toContainEqual({ orderId: order.id, kind: 'no_capture', detail: 'confirmed, but the gateway has no capture' });
     expect((await h.api.admin('GET', `/admin/orders/${order.id}`)).body.needsAttention).toBe(false); // GET only reports
