@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { useHarness } from './support/harness.js';
 import { client } from './support/http.js';
 import { startService } from './support/service.js';
@@ -82,6 +83,51 @@ async function batchStats(): Promise<{ sum: number; count: number }> {
   const read = (name: string) => Number(new RegExp(`^${name}\\{engine="try"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
   return { sum: read('tcc_batch_size_sum'), count: read('tcc_batch_size_count') };
 }
+
+function probeCalls(text: string): number {
+  return Number(/^tcc_batch_size_count\{engine="probe"\} (\S+)$/m.exec(text)?.[1] ?? 0);
+}
+
+it('sold out: a refusal goes the lock-free probe way, yet never refuses stock that came back, and a busy key still waits', async () => {
+  const s = sku('SOLD');
+  await h.api.putSku(s, 1);
+  expect((await h.api.order(randomUUID(), { customerId: 'c-sold', items: [{ sku: s, quantity: 1 }] })).status).toBe(201);
+  // The batch that refused this one told the process the SKU is empty...
+  const first = await h.api.order(randomUUID(), { customerId: 'c-sold', items: [{ sku: s, quantity: 1 }] });
+  expect(first.body).toMatchObject({ code: 'INSUFFICIENT_STOCK', available: 0 });
+  // ...so the next refusal is the probe's, without a lock.
+  const probesBefore = probeCalls((await h.api.get('/metrics')).body as string);
+  const second = await h.api.order(randomUUID(), { customerId: 'c-sold', items: [{ sku: s, quantity: 1 }] });
+  expect(second.body).toMatchObject({ code: 'INSUFFICIENT_STOCK', available: 0 });
+  expect(probeCalls((await h.api.get('/metrics')).body as string)).toBe(probesBefore + 1);
+
+  // Stock put back behind the process's back (another process's release, an operator): the hint
+  // is stale, the probe sees the stock, and the Try reserves it.
+  await h.db.query(`UPDATE skus SET on_hand = on_hand + 1 WHERE sku = $1`, [s]);
+  const back = await h.api.order(randomUUID(), { customerId: 'c-sold', items: [{ sku: s, quantity: 1 }] });
+  expect(back.status).toBe(201);
+  expect((await h.api.get(`/inventory/${s}`)).body).toMatchObject({ onHand: 2, reserved: 2 });
+
+  // A key another transaction is claiming right now (a duplicate in flight in another process):
+  // the probe cannot answer for it, so the Try waits like any duplicate and is answered once the
+  // other one is done, not refused as IDEMPOTENCY_IN_PROGRESS at once.
+  const key = randomUUID();
+  const holder = new pg.Client({ connectionString: h.db.url });
+  await holder.connect();
+  try {
+    await holder.query('BEGIN');
+    await holder.query(`SELECT pg_advisory_xact_lock(7701, hashtext($1))`, [key]);
+    const started = Date.now();
+    const answer = h.api.order(key, { customerId: 'c-sold', items: [{ sku: s, quantity: 1 }] });
+    await new Promise((r) => setTimeout(r, 300));
+    await holder.query('COMMIT');
+    const done = await answer;
+    expect(done.body).toMatchObject({ code: 'INSUFFICIENT_STOCK', available: 0 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+  } finally {
+    await holder.end();
+  }
+});
 
 it('one Idempotency-Key sent 40 times among 200 other Trys makes exactly one order', async () => {
   const s = sku('DUP');

@@ -86,7 +86,8 @@ export class TryEngine {
   async reserve(req: TryRequest): Promise<TryResult> {
     if (this.looksShort(req)) {
       const row = await this.probe.submit(req);
-      if (row.r_outcome !== 'retry') return this.finish(row, req);
+      // 'retry': the snapshot cannot refuse it. IN_PROGRESS: its key is busy; the loop below waits.
+      if (row.r_outcome !== 'retry' && row.r_outcome !== 'IDEMPOTENCY_IN_PROGRESS') return this.finish(row, req);
     }
     const deadline = Date.now() + this.env.IDEMPOTENCY_WAIT_MS;
     for (let pause = 2; ; pause = Math.min(pause * 2, 100)) {
