@@ -8,7 +8,7 @@ import { Note, paidMove, pendingMove, releaseMove } from './moves.js';
 import { HOLDING } from './order-state.js';
 import { OrderScheduler } from './order-scheduler.js';
 import { Claim, MoveResult, OrderAnswer, OrderStore } from './order-store.js';
-import { REFUND } from './refund-state.js';
+import { REFUND, refundWatchMs } from './refund-state.js';
 
 type Source = 'client' | 'retry' | 'resume';
 
@@ -43,7 +43,7 @@ export class ConfirmService {
     config: AppConfig,
   ) {
     this.env = config.env;
-    this.refundWatchMs = Math.max(60_000, 10 * config.env.PAYMENT_TIMEOUT_MS);
+    this.refundWatchMs = refundWatchMs(config.env.PAYMENT_TIMEOUT_MS);
   }
 
   /**
