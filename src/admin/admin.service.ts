@@ -11,7 +11,8 @@ import { OrderStore } from '../orders/order-store.js';
 import { ORDERS_SQL } from '../orders/orders.sql.js';
 import { REFUND, refundWatchMs } from '../orders/refund-state.js';
 import { ADMIN_SQL } from './admin.sql.js';
-import { CursorCodec } from './cursor.js';
+import { SignedCursor } from '../common/signed-cursor.js';
+import { isPosition, ORDER_LIST_CURSOR, Position } from './cursor.js';
 import { BulkCancelBody, ListOrdersQuery } from './admin.schemas.js';
 
 export interface AdminOrder {
@@ -42,7 +43,7 @@ function view(row: ViewRow): AdminOrder {
  */
 @Injectable()
 export class AdminService {
-  private readonly cursors: CursorCodec;
+  private readonly cursors: SignedCursor;
   private readonly refundWatchMs: number;
 
   constructor(
@@ -52,7 +53,7 @@ export class AdminService {
     private readonly confirm: ConfirmService,
     config: AppConfig,
   ) {
-    this.cursors = new CursorCodec(config.env.ADMIN_TOKEN ?? '');
+    this.cursors = new SignedCursor(config.env.ADMIN_TOKEN ?? '', ORDER_LIST_CURSOR);
     this.refundWatchMs = refundWatchMs(config.env.PAYMENT_TIMEOUT_MS);
   }
 
@@ -109,7 +110,7 @@ export class AdminService {
 
   async list(q: ListOrdersQuery): Promise<{ data: AdminOrder[]; nextCursor: string | null }> {
     const limit = q.limit ? Number(q.limit) : 100;
-    const after = q.cursor ? this.cursors.decode(q.cursor) : undefined;
+    const after = q.cursor ? (this.cursors.decode(q.cursor, 2, isPosition) as Position) : undefined;
     const rows = await this.db.sql.rows<ViewRow>(ADMIN_SQL.list, [
       q.status ?? null,
       q.needsAttention === undefined ? null : q.needsAttention === 'true',

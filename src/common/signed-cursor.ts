@@ -2,6 +2,20 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { AppError } from './errors.js';
 
 const FORM = /^[A-Za-z0-9_-]{1,400}\.[A-Za-z0-9_-]{43}$/;
+const PG_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.\d{1,6})?[+-](\d{2})(?::(\d{2}))?$/;
+
+/**
+ * A timestamp exactly as Postgres writes `timestamptz::text`, and one it can read back: the shape
+ * alone lets "2026-02-30" or "+99" through, which Postgres would refuse (a 500, not a 400). The
+ * usual first value of a keyset cursor.
+ */
+export function isPgTimestamp(text: string): boolean {
+  const m = PG_TIMESTAMP.exec(text);
+  if (!m) return false;
+  const [year, month, day, hour, minute, second, offsetHours, offsetMinutes] = m.slice(1).map((v) => Number(v ?? 0));
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  return year >= 1 && month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth && hour <= 23 && minute <= 59 && second <= 59 && offsetHours <= 15 && offsetMinutes <= 59;
+}
 
 /**
  * Keyset-pagination cursors this service issues: the position's values as base64url JSON, signed

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../common/errors.js';
+import { isPgTimestamp, SignedCursor } from '../common/signed-cursor.js';
 import { AppConfig } from '../config/app-config.js';
 import { Db, Sql } from '../database/db.js';
 import { MetricsService } from '../metrics/metrics.service.js';
@@ -36,7 +36,7 @@ export const external = (transactionId: string) => `ext:${transactionId}`;
 @Injectable()
 export class ParticipantService {
   private readonly logger = new Logger(ParticipantService.name);
-  private readonly cursorKey: Buffer;
+  private readonly cursor: SignedCursor;
 
   constructor(
     private readonly db: Db,
@@ -44,7 +44,7 @@ export class ParticipantService {
     private readonly metrics: MetricsService,
     private readonly config: AppConfig,
   ) {
-    this.cursorKey = createHmac('sha256', 'tcc-branch-cursor').update(config.env.ADMIN_TOKEN ?? '').digest();
+    this.cursor = new SignedCursor(config.env.ADMIN_TOKEN ?? '', 'participant-branches');
   }
 
   async try(transactionId: string, lines: LineRequest[], timeoutMs: number | undefined): Promise<BranchStatus> {
@@ -89,7 +89,7 @@ export class ParticipantService {
 
   /** Branches, oldest first, for operators (GET /admin/participant/transactions). */
   async list(q: { status?: BranchStatus; olderThanMinutes?: number; limit: number; cursor?: string }): Promise<{ data: BranchView[]; nextCursor: string | null }> {
-    const after = q.cursor ? this.decodeCursor(q.cursor) : undefined;
+    const after = q.cursor ? this.cursor.decode(q.cursor, 2, ([at]) => isPgTimestamp(at)) : undefined;
     const rows = await this.db.sql.rows<{ transaction_id: string; status: BranchStatus; items: BranchView['items']; created_at: string; expires_at: string; cursor_at: string }>(
       PARTICIPANT_SQL.list,
       [q.status ?? null, q.olderThanMinutes ?? null, after?.[0] ?? null, after?.[1] ?? null, q.limit + 1],
@@ -98,7 +98,7 @@ export class ParticipantService {
     const last = page[page.length - 1];
     return {
       data: page.map((r) => ({ transactionId: r.transaction_id.replace(/^ext:/, ''), status: r.status, items: r.items, createdAt: r.created_at, expiresAt: r.expires_at })),
-      nextCursor: rows.length > q.limit && last ? this.encodeCursor([last.cursor_at, last.transaction_id]) : null,
+      nextCursor: rows.length > q.limit && last ? this.cursor.encode([last.cursor_at, last.transaction_id]) : null,
     };
   }
 
@@ -162,27 +162,6 @@ export class ParticipantService {
     }
     await sql.exec(PARTICIPANT_SQL.ended, [transactionId, 'CANCELED']);
     return 'CANCELED';
-  }
-
-  private encodeCursor(c: [string, string]): string {
-    const payload = Buffer.from(JSON.stringify(c)).toString('base64url');
-    return `${payload}.${createHmac('sha256', this.cursorKey).update(payload).digest('base64url')}`;
-  }
-
-  private decodeCursor(raw: string): [string, string] {
-    const invalid = () => AppError.validation([{ field: 'cursor', message: 'cursor was not issued by this service' }]);
-    if (!/^[A-Za-z0-9_-]{1,600}\.[A-Za-z0-9_-]{43}$/.test(raw)) throw invalid();
-    const [payload, sig] = raw.split('.');
-    const expected = Buffer.from(createHmac('sha256', this.cursorKey).update(payload).digest('base64url'));
-    if (!timingSafeEqual(Buffer.from(sig), expected)) throw invalid();
-    let c: unknown;
-    try {
-      c = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
-    } catch {
-      throw invalid();
-    }
-    if (!Array.isArray(c) || c.length !== 2 || typeof c[0] !== 'string' || typeof c[1] !== 'string' || !/^\d{4}-\d{2}-\d{2} [\d:.]+[+-][\d:]+$/.test(c[0])) throw invalid();
-    return [c[0], c[1]];
   }
 }
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/errors.js';
-import { SignedCursor } from '../common/signed-cursor.js';
+import { isPgTimestamp, SignedCursor } from '../common/signed-cursor.js';
 import { AppConfig } from '../config/app-config.js';
 import { Db } from '../database/db.js';
 import { isOrderId, NAME_PATTERN } from '../http/schemas.js';
@@ -19,7 +19,6 @@ interface DeliveryRow {
   created_at_key: string;
 }
 
-const PG_TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d{1,6})?[+-]\d{2}(?::\d{2})?$/;
 /** Before every delivery: the keyset start of a first page. */
 const FIRST: [string, string] = ['-infinity', '00000000-0000-0000-0000-000000000000'];
 const PENDING: DeliveryStatus = 'pending';
@@ -84,7 +83,7 @@ export class WebhooksService {
   async deliveries(name: string, q: DeliveriesQuery): Promise<{ data: DeliveryView[]; nextCursor: string | null }> {
     await this.mustExist(name);
     const limit = q.limit ? Number(q.limit) : 100;
-    const after = q.cursor ? this.cursor.decode(q.cursor, 2, ([at, id]) => PG_TIMESTAMP.test(at) && isOrderId(id)) : FIRST;
+    const after = q.cursor ? this.cursor.decode(q.cursor, 2, ([at, id]) => isPgTimestamp(at) && isOrderId(id)) : FIRST;
     const statuses = q.status ? [q.status] : [...DELIVERY_STATUSES];
     const rows = await this.db.sql.rows<DeliveryRow>(WEBHOOKS_SQL.deliveries, [name, statuses, after[0], after[1], limit + 1]);
     const page = rows.slice(0, limit);
