@@ -161,6 +161,32 @@ describe('reconciliation', () => {
     expect(metric((await h.api.get('/metrics')).body, 'tcc_reconciliation_fixes_total{kind="refund_issued"}')).toBeGreaterThanOrEqual(1);
   });
 
+  it('leaves a capture on a released order to the refund step while its refund watch runs: no mismatch, no second refund round', async () => {
+    const order = await reserve(h.api, uniqueSku('WATCH'), 1, 10, 700);
+    expect((await h.api.post(`/orders/${order.id}/cancel`)).body.status).toBe('CANCELED');
+    // As if it had been sent to the gateway and released: the refund step's round is over for now
+    // (nothing was captured then), but its watch still runs. (No round is in flight to race this.)
+    await h.db.query(
+      `UPDATE orders SET payment_requested_at = now(), refund_check_until = now() + interval '1 hour', refund_status = 'DONE', refund_next_at = NULL WHERE id = $1`,
+      [order.id],
+    );
+    const charge = await fetch(`${h.sim.url}/payments`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': `stray-watch-${order.id}` },
+      body: JSON.stringify({ amountMinor: 700, currency: 'USD', reference: order.id }),
+    });
+    expect(charge.status).toBe(201);
+    const eventsBefore = (await h.api.admin('GET', `/admin/orders/${order.id}/events`)).body.data.length;
+    const issuedBefore = metric((await h.api.get('/metrics')).body, 'tcc_reconciliation_fixes_total{kind="refund_issued"}') ?? 0;
+    const acted = await h.api.admin('POST', '/admin/reconciliation', { sinceMinutes: 60 });
+    expect(acted.status).toBe(200);
+    expect(acted.body.mismatches.map((m: any) => m.orderId)).not.toContain(order.id);
+    expect(await h.sim.chargesFor(order.id)).toMatchObject({ netCapturedMinor: 700 }); // the refund step's to refund
+    expect((await h.api.admin('GET', `/admin/orders/${order.id}/events`)).body.data).toHaveLength(eventsBefore);
+    expect(metric((await h.api.get('/metrics')).body, 'tcc_reconciliation_fixes_total{kind="refund_issued"}') ?? 0).toBe(issuedBefore);
+    expect((await h.api.admin('GET', `/admin/orders/${order.id}`)).body.needsAttention).toBe(false);
+  });
+
   it('flags a confirmed order the gateway has no capture for on POST: attention, timeline, metric, error log', async () => {
     const order = await reserve(h.api, uniqueSku('MIS'), 1);
     // Simulates a bug or a gateway-side reversal: the order says paid, the gateway does not.

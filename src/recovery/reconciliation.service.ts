@@ -150,18 +150,17 @@ export class ReconciliationService implements OnApplicationBootstrap {
     const captures = payments.filter((p) => netCaptured(p) > 0);
     const net = payments.reduce((sum, p) => sum + netCaptured(p), 0);
     if (order.status !== 'CONFIRM_SUCCESS') {
-      if (net === 0) return;
-      if (act) {
-        this.metrics.reconciliationFixes.inc({ kind: 'refund_issued' });
-        await this.refunds.owe(order.id, `reconciliation found ${net} captured on a ${order.status} order`);
-        await this.refunds.process(order.id);
-      }
-      // A refund still watching is the compensation at work, not a mismatch. Past its watch, money
-      // held on a released order is one (API.md): refunded above, and a human should know why.
-      if (order.refund_watching) return;
+      // A refund still watching is the compensation at work: not a mismatch, and not reconciliation's
+      // to refund (a second round beside the refund step's would only repeat its events).
+      if (net === 0 || order.refund_watching) return;
+      // Past its watch, money held on a released order is a mismatch (API.md): refund it, and flag it.
       const mismatch: Mismatch = { orderId: order.id, kind: 'charged_after_release', detail: `${order.status}, but ${net} is still captured` };
       report.mismatches.push(mismatch);
-      if (act) await this.flag(mismatch);
+      if (!act) return;
+      this.metrics.reconciliationFixes.inc({ kind: 'refund_issued' });
+      await this.refunds.owe(order.id, `reconciliation found ${net} captured on a ${order.status} order`);
+      await this.refunds.process(order.id);
+      await this.flag(mismatch);
       return;
     }
     let mismatch: Mismatch | undefined;
