@@ -71,6 +71,8 @@ it('an unknown SKU or a currency mismatch is a definite 409 on /tcc/* too, so DT
 
 it('a coordinator that dies after Try cannot hold stock: the branch is canceled at its timeout, a late Confirm is refused', async () => {
   const a = await newSku(10);
+  const expired = async () => Number(/^tcc_participant_branches_expired_total\{result="canceled"\} (\S+)$/m.exec((await h.api.get('/metrics')).body as string)?.[1] ?? NaN);
+  const expiredBefore = await expired();
   const run = await dtm([{ items: [{ sku: a, quantity: 6 }], timeoutMs: 1000 }], { dieAfterTry: true });
   expect(run.tries[0]).toMatchObject({ status: 200, body: { status: 'RESERVED' } });
   expect(await stock(a)).toMatchObject({ reserved: 6 });
@@ -85,6 +87,9 @@ it('a coordinator that dies after Try cannot hold stock: the branch is canceled 
   expect(canceled.body.data.map((b: any) => b.transactionId)).toContain(run.bodies[0].transactionId);
   const metrics = (await h.api.get('/metrics')).body as string;
   expect(metrics).toMatch(/tcc_participant_branches_expired_total\{result="canceled"\} [1-9]/);
+  // Once: the bucket job and the sweeper may both find it due; only the one that canceled it counts.
+  await new Promise((r) => setTimeout(r, 1500));
+  expect(await expired()).toBe(expiredBefore + 1);
 });
 
 it('a branch confirmed before its timeout stays confirmed', async () => {

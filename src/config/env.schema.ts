@@ -75,8 +75,11 @@ export function parseEnv(source: NodeJS.ProcessEnv): Env {
     throw new InvalidEnvError(`Invalid environment:\n  ${lines.join('\n  ')}`);
   }
   const env = result.data;
-  if (env.RESERVATION_TTL_MS > env.RESERVATION_MAX_TTL_MS) {
-    throw new InvalidEnvError('Invalid environment:\n  RESERVATION_TTL_MS: must not exceed RESERVATION_MAX_TTL_MS');
+  // Both are defaults for holds that RESERVATION_MAX_TTL_MS caps: above it, every Try without its
+  // own timeout would be refused.
+  const tooLong = (['RESERVATION_TTL_MS', 'PARTICIPANT_TTL_MS'] as const).filter((name) => env[name] > env.RESERVATION_MAX_TTL_MS);
+  if (tooLong.length > 0) {
+    throw new InvalidEnvError(`Invalid environment:\n  ${tooLong.map((name) => `${name}: must not exceed RESERVATION_MAX_TTL_MS`).join('\n  ')}`);
   }
   return env;
 }

@@ -64,7 +64,8 @@ export class ParticipantService {
   }
 
   async cancel(transactionId: string): Promise<BranchStatus> {
-    return this.db.tx((sql) => this.cancelIn(sql, external(transactionId)));
+    await this.db.tx((sql) => this.cancelIn(sql, external(transactionId)));
+    return 'CANCELED';
   }
 
   /** Cancels every reserved branch past its deadline, a page at a time; returns how many. */
@@ -75,12 +76,16 @@ export class ParticipantService {
       for (const { transaction_id: id } of due) {
         if (stopped()) return total;
         try {
-          await this.db.tx((sql) => this.cancelIn(sql, id));
-          this.metrics.participantExpired.inc({ result: 'canceled' });
-          total += 1;
+          // Counted only by the call that canceled it: a job and the sweeper may both find it due,
+          // and the coordinator's own Cancel may come first.
+          if (await this.db.tx((sql) => this.cancelIn(sql, id))) {
+            this.metrics.participantExpired.inc({ result: 'canceled' });
+            total += 1;
+          }
         } catch (err) {
-          // Confirmed meanwhile: the coordinator made it in time.
+          // Confirmed meanwhile: the coordinator made it in time (the row says so, so it is not due again).
           if (!(err instanceof AppError && err.code === 'TRANSACTION_CONFIRMED')) throw err;
+          await this.db.sql.exec(PARTICIPANT_SQL.ended, [id, 'CONFIRMED']);
         }
       }
       if (due.length < 200) return total;
@@ -148,20 +153,23 @@ export class ParticipantService {
     return 'CONFIRMED';
   }
 
-  /** Release what Try reserved; before any Try it is an empty rollback that fences Try off. */
-  private async cancelIn(sql: Sql, transactionId: string): Promise<BranchStatus> {
+  /**
+   * Release what Try reserved; before any Try it is an empty rollback that fences Try off. True
+   * when this call canceled the branch, false when it already was.
+   */
+  private async cancelIn(sql: Sql, transactionId: string): Promise<boolean> {
     await barrier.insert(sql, transactionId, 'try', 'cancel');
     const tryReason = await barrier.lockTry(sql, transactionId);
     // Under the lock, a Confirm either committed before us (refuse) or waits for us.
     const status = await barrier.status(sql, transactionId);
     if (status === 'CONFIRMED') throw new AppError('TRANSACTION_CONFIRMED', `transaction ${transactionId} was confirmed`);
-    if (!(await barrier.insert(sql, transactionId, 'cancel', 'cancel'))) return 'CANCELED';
-    if (tryReason === 'try') {
+    const canceledNow = await barrier.insert(sql, transactionId, 'cancel', 'cancel');
+    if (canceledNow && tryReason === 'try') {
       await stockSql.lockBranchSkus(sql, transactionId);
       await stockSql.release(sql, transactionId);
     }
     await sql.exec(PARTICIPANT_SQL.ended, [transactionId, 'CANCELED']);
-    return 'CANCELED';
+    return canceledNow;
   }
 }
 
