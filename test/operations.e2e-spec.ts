@@ -104,6 +104,41 @@ describe('operator actions', () => {
     expect(paidTypes.filter((t: string) => t.startsWith('operator.'))).toEqual([]);
   });
 
+  it('bulk-cancel: a dry run only counts; then every holding order the filter matches is released once, paid ones untouched', async () => {
+    const s = uniqueSku('BULK');
+    const other = uniqueSku('BULKX');
+    await h.api.putSku(s, 10);
+    await h.api.putSku(other, 10);
+    const customer = `c-bulk-${randomUUID().slice(0, 8)}`;
+    const order = async (sku: string) => (await h.api.order(randomUUID(), { customerId: customer, items: [{ sku, quantity: 2 }] })).body;
+    const holding = [await order(s), await order(s), await order(s)];
+    const paid = await order(s);
+    expect((await h.api.post(`/orders/${paid.id}/confirm`)).status).toBe(200);
+    const elsewhere = await order(other); // same customer, another SKU: outside the filter
+    const filter = { sku: s, customerId: customer };
+
+    const dry = await h.api.admin('POST', '/admin/orders/bulk-cancel', { filter, reason: 'warehouse fire', dryRun: true });
+    expect(dry.status).toBe(200);
+    expect(dry.body).toEqual({ matched: 3, canceled: [] });
+    expect((await h.api.get(`/inventory/${s}`)).body).toMatchObject({ onHand: 8, reserved: 6 });
+
+    // One of them is canceled by its client first: it no longer matches; the status filter narrows too.
+    expect((await h.api.post(`/orders/${holding[0].id}/cancel`)).body.status).toBe('CANCELED');
+    const run = await h.api.admin('POST', '/admin/orders/bulk-cancel', { filter: { ...filter, status: 'TRY_SUCCESS' }, reason: 'warehouse fire', dryRun: false });
+    expect(run.status).toBe(200);
+    expect(run.body.matched).toBe(2);
+    expect([...run.body.canceled].sort()).toEqual([holding[1].id, holding[2].id].sort());
+    expect((await h.api.get(`/inventory/${s}`)).body).toMatchObject({ onHand: 8, reserved: 0 });
+    expect((await h.api.get(`/inventory/${other}`)).body).toMatchObject({ reserved: 2 });
+    expect((await h.api.get(`/orders/${paid.id}`)).body.status).toBe('CONFIRM_SUCCESS');
+    expect((await h.api.get(`/orders/${elsewhere.id}`)).body.status).toBe('TRY_SUCCESS');
+    const notes = (await h.api.admin('GET', `/admin/orders/${holding[1].id}/events`)).body.data.filter((e: any) => e.type === 'operator.force_cancel');
+    expect(notes).toEqual([expect.objectContaining({ data: { reason: 'warehouse fire', bulk: true } })]);
+
+    // Again: nothing left to match, nothing moves twice.
+    expect((await h.api.admin('POST', '/admin/orders/bulk-cancel', { filter, reason: 'warehouse fire', dryRun: false })).body).toEqual({ matched: 0, canceled: [] });
+  });
+
   it('lists orders by status, oldest first, in pages with a cursor it issued', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await reserve(h.api, uniqueSku('LIST'), 1)).id);

@@ -41,6 +41,8 @@ function view(row: ViewRow): AdminOrder {
  * runs: a force-cancel can never release stock twice, a force-confirm never revives a released
  * order. Every action is on the order's timeline with the operator's reason.
  */
+const BULK_CHUNK = 50;
+
 @Injectable()
 export class AdminService {
   private readonly cursors: SignedCursor;
@@ -134,19 +136,22 @@ export class AdminService {
     const rows = await this.db.sql.rows<{ id: string }>(ADMIN_SQL.holding, [statuses, f.olderThanMinutes ?? null, f.customerId ?? null, f.sku ?? null, 1000]);
     if (body.dryRun) return { matched: rows.length, canceled: [] };
     const canceled: string[] = [];
-    await Promise.all(
-      rows.map(async ({ id }) => {
-        try {
-          const r = await this.checkout.cancel(id, `force-canceled by an operator (bulk): ${body.reason}`, {
-            data: { actor: 'operator', operatorReason: body.reason, bulk: true },
-            notes: [{ type: 'operator.force_cancel', data: { reason: body.reason, bulk: true } }],
-          });
-          if (r.status === 'CANCELED') canceled.push(id);
-        } catch (err) {
-          if (!(err instanceof AppError && err.code === 'ORDER_CONFIRMED')) throw err; // paid meanwhile: not canceled
-        }
-      }),
-    );
+    // A chunk at a time: up to 1000 moves at once would crowd the batcher checkout's Cancels share.
+    for (let i = 0; i < rows.length; i += BULK_CHUNK) {
+      await Promise.all(
+        rows.slice(i, i + BULK_CHUNK).map(async ({ id }) => {
+          try {
+            const r = await this.checkout.cancel(id, `force-canceled by an operator (bulk): ${body.reason}`, {
+              data: { actor: 'operator', operatorReason: body.reason, bulk: true },
+              notes: [{ type: 'operator.force_cancel', data: { reason: body.reason, bulk: true } }],
+            });
+            if (r.won) canceled.push(id); // not one canceled meanwhile by its client or its TTL
+          } catch (err) {
+            if (!(err instanceof AppError && err.code === 'ORDER_CONFIRMED')) throw err; // paid meanwhile: not canceled
+          }
+        }),
+      );
+    }
     return { matched: rows.length, canceled };
   }
 }

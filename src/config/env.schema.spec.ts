@@ -34,7 +34,7 @@ describe('parseEnv', () => {
     expect(() => parseEnv({ [name]: value })).toThrow(new RegExp(`^Invalid environment:[\\s\\S]*${name}`));
   });
 
-  it.each(['RESERVATION_TTL_MS', 'PARTICIPANT_TTL_MS'])('refuses a default %s longer than RESERVATION_MAX_TTL_MS', (name) => {
+  it.each(['RESERVATION_TTL_MS', 'PARTICIPANT_TTL_MS'] as const)('refuses a default %s longer than RESERVATION_MAX_TTL_MS', (name) => {
     expect(() => parseEnv({ [name]: '3600001' })).toThrow(`${name}: must not exceed RESERVATION_MAX_TTL_MS`);
     expect(parseEnv({ [name]: '3600001', RESERVATION_MAX_TTL_MS: '3600001' })[name]).toBe(3600001);
   });

@@ -6,7 +6,7 @@ import { requestHash } from './idempotency.js';
 import { Note, releaseMove } from './moves.js';
 import { HOLDING } from './order-state.js';
 import { OrderScheduler } from './order-scheduler.js';
-import { OrderAnswer, OrderStore } from './order-store.js';
+import { MoveResult, OrderAnswer, OrderStore } from './order-store.js';
 import { CreateOrderBody } from './orders.schemas.js';
 import { REFUND, refundWatchMs } from './refund-state.js';
 import { TryEngine, TryResult } from './try-engine.js';
@@ -62,7 +62,7 @@ export class CheckoutService {
   }
 
   /** Cancel: release the stock (refunding a possible charge later). Idempotent on released orders. */
-  async cancel(id: string, reason: string, opts: { data?: Record<string, unknown>; notes?: Note[] } = {}): Promise<OrderAnswer> {
+  async cancel(id: string, reason: string, opts: { data?: Record<string, unknown>; notes?: Note[] } = {}): Promise<MoveResult> {
     if (!isOrderId(id)) throw AppError.notFound(`order ${id}`);
     const r = await this.store.apply(releaseMove(id, 'CANCELED', reason, { refundWatchMs: this.refundWatchMs, ...opts }));
     if (!r.found) throw AppError.notFound(`order ${id}`);
