@@ -105,8 +105,10 @@ async function bootstrap(): Promise<void> {
       },
     },
   });
-  fastify.addHook('onRequest', async (req, reply) => {
-    if (HTML_PATHS.test(req.url)) await (reply as unknown as { helmet: (opts?: object) => Promise<void> }).helmet(CONSOLE_PATHS.test(req.url) ? CONSOLE_HELMET : undefined);
+  // A callback hook: every request passes here, and only the HTML pages need a promise.
+  fastify.addHook('onRequest', (req, reply, done) => {
+    if (!HTML_PATHS.test(req.url)) return done();
+    (reply as unknown as { helmet: (opts?: object) => Promise<void> }).helmet(CONSOLE_PATHS.test(req.url) ? CONSOLE_HELMET : undefined).then(() => done(), done);
   });
   await registerQueueBoard(fastify, app.get(JobScheduler));
   auth.useSessions(app.get(ConsoleSessions));
