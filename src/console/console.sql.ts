@@ -1,4 +1,5 @@
 import { statement } from '../database/db.js';
+import { ORDER_FIGURES } from '../orders/orders.sql.js';
 
 /** The operator console's statements: its sessions and the figures at a glance. */
 export const CONSOLE_SQL = {
@@ -20,10 +21,6 @@ export const CONSOLE_SQL = {
 
   purgeExpired: statement('console_session_purge', `DELETE FROM console_sessions WHERE expires_at <= now()`),
 
-  /** Read as /metrics reads them (src/ops/metrics.sql.ts): order_counts plus the deltas, never a count over orders. */
-  stats: statement(
-    'console_stats',
-    `SELECT (SELECT coalesce(json_object_agg(status, n), '{}') FROM (SELECT status, sum(n)::bigint AS n FROM (SELECT status, n FROM order_counts UNION ALL SELECT status, delta FROM order_count_deltas) x GROUP BY status) c) AS by_status,
-            (SELECT count(*) FROM orders WHERE needs_attention) AS needing_attention`,
-  ),
+  /** The figures /metrics reads too. */
+  stats: statement('console_stats', `SELECT ${ORDER_FIGURES}`),
 } as const;

@@ -1,11 +1,12 @@
+import { ORDER_FIGURES } from '../orders/orders.sql.js';
+
 /**
  * What /metrics reads from Postgres: every query bounded by an index or a small table, none a
  * count over every order (order_counts plus the deltas triggers append on every status change). Sent unnamed:
  * planned with the actual state lists, so Postgres can use the partial indexes on them.
  */
 export const METRICS_SQL = {
-  scrape: `SELECT (SELECT coalesce(json_object_agg(status, n), '{}') FROM (SELECT status, sum(n)::bigint AS n FROM (SELECT status, n FROM order_counts UNION ALL SELECT status, delta FROM order_count_deltas) x GROUP BY status) c) AS by_status,
-                  (SELECT count(*) FROM orders WHERE needs_attention) AS needing_attention,
+  scrape: `SELECT ${ORDER_FIGURES},
                   (SELECT extract(epoch FROM now() - min(created_at)) FROM orders WHERE status = ANY ($1::text[])) AS oldest_holding,
                   (SELECT greatest(0, extract(epoch FROM now() - min(least(reservation_expires_at, next_action_at)))) FROM orders WHERE status = ANY ($1::text[])) AS holding_overdue,
                   (SELECT count(*) FROM orders WHERE refund_status = $2) AS refunds_pending,

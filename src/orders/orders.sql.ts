@@ -90,3 +90,10 @@ export const ORDERS_SQL = {
 
   flagAttention: statement('orders_flag_attention', `SELECT tcc_flag_attention($1::uuid, $2, $3::jsonb) AS flagged`),
 } as const;
+
+/**
+ * Select-list items for the figures at a glance (/metrics, the console): orders by status — the
+ * counts plus the deltas the triggers append, never a count over orders — and how many need a human.
+ */
+export const ORDER_FIGURES = `(SELECT coalesce(json_object_agg(status, n), '{}') FROM (SELECT status, sum(n)::bigint AS n FROM (SELECT status, n FROM order_counts UNION ALL SELECT status, delta FROM order_count_deltas) x GROUP BY status) c) AS by_status,
+       (SELECT count(*) FROM orders WHERE needs_attention) AS needing_attention`;
