@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiErrors, ApiJson, ApiJsonBody, ref } from '../http/api-docs.js';
 import { Reason } from '../http/schemas.js';
 import { BodyPipe, QueryPipe } from '../http/validation.js';
@@ -9,7 +9,6 @@ import { AdminOrder as AdminOrderSchema, BulkCancelBody, BulkCancelResult, ListO
 const ADMIN_ORDER = ref('AdminOrder', AdminOrderSchema);
 
 @ApiTags('admin')
-@ApiBearerAuth('adminToken')
 @Controller('admin/orders')
 export class AdminController {
   constructor(private readonly admin: AdminService) {}

@@ -1,5 +1,5 @@
 import { Controller, Get, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Static, Type } from '@sinclair/typebox';
 import { ApiErrors, ApiJson, ref } from '../http/api-docs.js';
 import { intText } from '../http/schemas.js';
@@ -20,7 +20,6 @@ type BranchQuery = Static<typeof BranchQuery>;
 
 /** Outside coordinators' branches, for operators: which are reserved, since when, until when. */
 @ApiTags('admin')
-@ApiBearerAuth('adminToken')
 @Controller('admin/participant/transactions')
 export class ParticipantAdminController {
   constructor(private readonly participant: ParticipantService) {}

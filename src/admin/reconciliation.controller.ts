@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiErrors, ApiJson, ApiJsonBody, ref } from '../http/api-docs.js';
 import { BodyPipe, QueryPipe } from '../http/validation.js';
 import { ReconciliationReport, ReconciliationService } from '../recovery/reconciliation.service.js';
@@ -8,7 +8,6 @@ import { ReconciliationBody, ReconciliationQuery, ReconciliationReport as Report
 const REPORT = ref('ReconciliationReport', ReportSchema);
 
 @ApiTags('admin')
-@ApiBearerAuth('adminToken')
 @Controller('admin/reconciliation')
 export class ReconciliationController {
   constructor(private readonly reconciliation: ReconciliationService) {}

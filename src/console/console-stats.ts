@@ -1,5 +1,5 @@
 import { Controller, Get, Injectable } from '@nestjs/common';
-import { ApiBearerAuth, ApiCookieAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Db } from '../database/db.js';
 import { ApiErrors, ApiJson, ref } from '../http/api-docs.js';
 import { ORDER_STATUSES, OrderStatus } from '../orders/order-state.js';
@@ -29,8 +29,6 @@ export class ConsoleStats {
 }
 
 @ApiTags('admin')
-@ApiBearerAuth('adminToken')
-@ApiCookieAuth('consoleSession')
 @Controller('admin/stats')
 export class ConsoleStatsController {
   constructor(private readonly stats: ConsoleStats) {}

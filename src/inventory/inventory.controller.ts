@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AppError } from '../common/errors.js';
 import { ApiErrors, ApiJson, ApiJsonBody, ref } from '../http/api-docs.js';
 import { duplicateSku, SKU_PATTERN } from '../http/schemas.js';
@@ -26,7 +26,6 @@ export class InventoryController {
   }
 
   @Put('admin/inventory/:sku')
-  @ApiBearerAuth('adminToken')
   @ApiOperation({ operationId: 'upsertInventory', summary: 'Create or update a SKU (price, currency, on-hand stock)' })
   @ApiJsonBody(UpsertSkuBody)
   @ApiJson(200, INVENTORY)
@@ -43,7 +42,6 @@ export class InventoryController {
  * accept (and ignore) the Try's fields, since DTM sends one body to every phase.
  */
 @ApiTags('tcc participant')
-@ApiBearerAuth('adminToken')
 @Controller('tcc/inventory')
 export class ParticipantController {
   constructor(private readonly participant: ParticipantService) {}

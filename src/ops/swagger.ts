@@ -2,6 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { ERROR_CODES } from '../common/errors.js';
 import { registeredSchemas } from '../http/api-docs.js';
+import { SESSION_COOKIE } from '../http/session-cookie.js';
 
 const PROBLEM_SCHEMA = {
   type: 'object',
@@ -32,7 +33,7 @@ export function buildOpenApi(app: INestApplication): OpenAPIObject {
     .setVersion('1')
     // addSecurity, not addBearerAuth: the latter stamps bearerFormat "JWT" on a token that is not one.
     .addSecurity('adminToken', { type: 'http', scheme: 'bearer', description: 'The shared operator token (ADMIN_TOKEN), an opaque string of at least 16 characters — not a JWT.' })
-    .addCookieAuth('tcc_console', { type: 'apiKey', in: 'cookie', description: 'An operator console session (POST /console/session); on /admin/* it stands in for the token, and state changes also need its X-CSRF-Token header.' }, 'consoleSession')
+    .addCookieAuth(SESSION_COOKIE, { type: 'apiKey', in: 'cookie', description: 'An operator console session (POST /console/session); on /admin/* it stands in for the token, and state changes also need its X-CSRF-Token header.' }, 'consoleSession')
     .build();
   const document = SwaggerModule.createDocument(app, config, { operationIdFactory: (_controller, method) => method });
   document.components = { ...document.components, schemas: { ...document.components?.schemas, ...registeredSchemas(), Problem: PROBLEM_SCHEMA } };

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiErrors, ApiJson, ApiJsonBody, ref } from '../http/api-docs.js';
 import { BodyPipe, QueryPipe } from '../http/validation.js';
 import { DeliveriesQuery, DeliveryPage, DeliveryView, PutWebhookBody, WebhookList, WebhookView } from './webhooks.schemas.js';
@@ -8,7 +8,6 @@ import { WebhooksService } from './webhooks.service.js';
 const WEBHOOK = ref('Webhook', WebhookView);
 
 @ApiTags('webhooks')
-@ApiBearerAuth('adminToken')
 @Controller('admin/webhooks')
 export class WebhooksController {
   constructor(private readonly webhooks: WebhooksService) {}
