@@ -42,6 +42,6 @@ export function orDash(value: unknown): string {
   return value === null || value === undefined || value === '' ? '—' : String(value);
 }
 
-export const ORDER_STATUSES = ['TRY_SUCCESS', 'CONFIRM_PENDING', 'CONFIRM_SUCCESS', 'PAY_FAILED', 'CANCELED'] as const;
+export { ORDER_STATUSES } from '../../orders/order-state.js';
 
 export const BREAKER_TEXT: Record<string, string> = { closed: 'closed', half_open: 'half-open', open: 'open' };

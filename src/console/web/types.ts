@@ -1,24 +1,10 @@
 /** The admin API's answers, as the page reads them (API.md, "Order JSON" and "Admin API"). */
-export interface OrderItem {
-  sku: string;
-  quantity: number;
-  unitPriceMinor: number;
-}
+import type { OrderItem, OrderView } from '../../orders/order.types.js';
 
-export interface AdminOrder {
-  id: string;
-  transactionId: string;
-  customerId: string;
-  status: string;
-  items: OrderItem[];
-  amountMinor: number;
-  currency: string;
-  reservationExpiresAt: string;
-  confirmAttempts: number;
-  paymentId: string | null;
-  failureReason: string | null;
-  createdAt: string;
-  updatedAt: string;
+export type { OrderItem };
+
+/** Admin order JSON: the order JSON plus what operators need. */
+export interface AdminOrder extends OrderView {
   nextActionAt: string | null;
   refundStatus: string | null;
   needsAttention: boolean;
