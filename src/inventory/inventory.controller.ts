@@ -55,7 +55,7 @@ export class ParticipantController {
   async try(@Body(new BodyPipe(TccTryBody)) body: TccTryBody): Promise<{ status: string }> {
     const dup = duplicateSku(body.items);
     if (dup) throw AppError.validation([{ field: 'items', message: `each SKU may appear at most once; ${dup} repeats` }]);
-    return { status: await participant(this.participant.try(body.transactionId, body.items, body.timeoutMs)) };
+    return { status: await this.participant.try(body.transactionId, body.items, body.timeoutMs) };
   }
 
   @Post('confirm')
@@ -65,7 +65,7 @@ export class ParticipantController {
   @ApiJson(200, STATUS)
   @ApiErrors('UNAUTHORIZED', 'VALIDATION_FAILED', 'NO_RESERVATION', 'TRANSACTION_CANCELED')
   async confirm(@Body(new BodyPipe(TccPhaseBody)) body: TccPhaseBody): Promise<{ status: string }> {
-    return { status: await participant(this.participant.confirm(body.transactionId)) };
+    return { status: await this.participant.confirm(body.transactionId) };
   }
 
   @Post('cancel')
@@ -75,18 +75,6 @@ export class ParticipantController {
   @ApiJson(200, STATUS)
   @ApiErrors('UNAUTHORIZED', 'VALIDATION_FAILED', 'TRANSACTION_CONFIRMED')
   async cancel(@Body(new BodyPipe(TccPhaseBody)) body: TccPhaseBody): Promise<{ status: string }> {
-    return { status: await participant(this.participant.cancel(body.transactionId)) };
-  }
-}
-
-/** On /tcc/* a definite refusal is 409 with its code (UNKNOWN_SKU and CURRENCY_MISMATCH too). */
-async function participant<T>(work: Promise<T>): Promise<T> {
-  try {
-    return await work;
-  } catch (err) {
-    if (err instanceof AppError && (err.code === 'UNKNOWN_SKU' || err.code === 'CURRENCY_MISMATCH')) {
-      throw new AppError(err.code, err.message, err.extra, 409);
-    }
-    throw err;
+    return { status: await this.participant.cancel(body.transactionId) };
   }
 }

@@ -3,11 +3,6 @@ import { AppError } from '../common/errors.js';
 import { Db, pgCode, PG } from '../database/db.js';
 import { SkuRow, stockSql } from './stock.sql.js';
 
-export interface LineRequest {
-  sku: string;
-  quantity: number;
-}
-
 export interface InventoryView {
   sku: string;
   name: string;

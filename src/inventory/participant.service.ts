@@ -131,9 +131,7 @@ export class ParticipantService {
       reserved.push(got);
     }
     // The currency was read without a lock above; the locked rows are the truth.
-    if (new Set(reserved.map((l) => l.currency)).size > 1) {
-      throw new AppError('CURRENCY_MISMATCH', 'the order mixes SKUs priced in different currencies');
-    }
+    if (new Set(reserved.map((l) => l.currency)).size > 1) throw currencyMismatch();
     const items = JSON.stringify(sorted.map((l) => ({ sku: l.sku, quantity: l.quantity })));
     const row = await sql.one<{ expires_at: Date }>(PARTICIPANT_SQL.reserved, [transactionId, items, ttlMs]);
     return { status: 'RESERVED', expiresAt: row?.expires_at };
@@ -173,11 +171,13 @@ export class ParticipantService {
   }
 }
 
+/** On /tcc/* every definite refusal is 409 (DTM rolls the global transaction back on it), these two included. */
+const DEFINITE = 409;
+const currencyMismatch = () => new AppError('CURRENCY_MISMATCH', 'the order mixes SKUs priced in different currencies', undefined, DEFINITE);
+
 function checkSkus(found: SkuRow[], lines: LineRequest[]): void {
   const bySku = new Map(found.map((r) => [r.sku, r]));
   const unknown = lines.find((l) => !bySku.has(l.sku));
-  if (unknown) throw new AppError('UNKNOWN_SKU', `SKU ${unknown.sku} does not exist`, { sku: unknown.sku });
-  if (new Set(found.map((r) => r.currency)).size > 1) {
-    throw new AppError('CURRENCY_MISMATCH', 'the order mixes SKUs priced in different currencies');
-  }
+  if (unknown) throw new AppError('UNKNOWN_SKU', `SKU ${unknown.sku} does not exist`, { sku: unknown.sku }, DEFINITE);
+  if (new Set(found.map((r) => r.currency)).size > 1) throw currencyMismatch();
 }

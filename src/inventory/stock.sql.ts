@@ -17,7 +17,6 @@ export interface SkuRow {
 export interface ReservedLine {
   sku: string;
   quantity: number;
-  priceMinor: number;
   currency: string;
 }
 
@@ -27,7 +26,7 @@ const SQL = {
     'stock_reserve',
     `UPDATE skus SET reserved = reserved + $2, updated_at = now()
       WHERE sku = $1 AND on_hand - reserved >= $2
-      RETURNING price_minor, currency`,
+      RETURNING currency`,
   ),
   available: statement('stock_available', `SELECT on_hand - reserved AS available FROM skus WHERE sku = $1`),
   record: statement(
@@ -69,11 +68,8 @@ export const stockSql = {
 
   /** Reserves one line if enough is available; undefined when not (nothing changed). */
   async reserve(sql: Sql, sku: string, quantity: number): Promise<ReservedLine | undefined> {
-    const row = await sql.one<{ price_minor: string; currency: string }>(
-      SQL.reserve,
-      [sku, quantity],
-    );
-    return row && { sku, quantity, priceMinor: Number(row.price_minor), currency: row.currency };
+    const row = await sql.one<{ currency: string }>(SQL.reserve, [sku, quantity]);
+    return row && { sku, quantity, currency: row.currency };
   },
 
   async available(sql: Sql, sku: string): Promise<number | undefined> {
@@ -90,7 +86,7 @@ export const stockSql = {
 
   /**
    * Locks a branch's SKU rows in SKU order, the same order Try reserves in (byte order: COLLATE
-   * "C", like the sort in inventory.service.ts), so a Confirm or Cancel of a multi-line order can
+   * "C", like the sort in participant.service.ts), so a Confirm or Cancel of a multi-line order can
    * never deadlock with a concurrent Try. NO KEY UPDATE, like the UPDATEs that follow: it does not
    * wait for the KEY SHARE locks that concurrent Tries' foreign keys take.
    */

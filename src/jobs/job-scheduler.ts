@@ -58,8 +58,8 @@ export class JobScheduler implements OrderScheduler, BranchScheduler, OnApplicat
   }
 
   /** Outside branches fall due in the same buckets as reservations. */
-  async timeoutDue(at: Date): Promise<void> {
-    await this.bucket(QUEUES.reservationExpiry, jobId.expiry, at.getTime());
+  timeoutDue(at: Date): Promise<void> {
+    return this.expiryDue(at);
   }
 
   async stepDue(at: Date): Promise<void> {
