@@ -3,6 +3,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../common/errors.js';
 import { sessionIdOf } from './session-cookie.js';
 
+/** A request's path, without its query string (which may carry what must not be logged). */
+export function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+}
+
 /** Routes behind the admin token: the admin API (with the queue dashboard) and the TCC participant. */
 export function isProtectedPath(path: string): boolean {
   return path === '/admin' || path.startsWith('/admin/') || path.startsWith('/tcc/');
@@ -47,9 +53,7 @@ export class Authenticator {
 
   /** Undefined when the request may go on; else the error to answer with. */
   check(req: FastifyRequest, reply: FastifyReply): Verdict | Promise<Verdict> {
-    const url = req.url;
-    const q = url.indexOf('?');
-    const path = q === -1 ? url : url.slice(0, q);
+    const path = pathOf(req.url);
     if (!isProtectedPath(path)) return undefined;
     if (path.startsWith('/admin')) reply.header('cache-control', 'no-store');
     if (this.bearerMatches(req.headers.authorization)) return undefined;

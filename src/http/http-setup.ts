@@ -5,7 +5,7 @@ import type pino from 'pino';
 import { AppError, toProblem } from '../common/errors.js';
 import { requestContext } from '../logging/logger.js';
 import { MetricsService } from '../metrics/metrics.service.js';
-import { Authenticator, Verdict } from './auth.js';
+import { Authenticator, pathOf, Verdict } from './auth.js';
 import { BODY_LIMIT, parseJsonBody } from './json-body.js';
 import { answerError, sendProblem } from './problem.js';
 import { RATE_LIMITED_ROUTES, RateLimiter } from './rate-limit.js';
@@ -30,11 +30,6 @@ export interface HttpSetup {
   rateLimiter?: RateLimiter;
 }
 
-/** Paths only: query strings may carry what must not be logged. */
-function pathOf(url: string): string {
-  const q = url.indexOf('?');
-  return q === -1 ? url : url.slice(0, q);
-}
 
 /**
  * Fastify's side of the HTTP contract, before and around Nest's handlers: request ids, auth ahead
