@@ -105,10 +105,10 @@ async function bootstrap(): Promise<void> {
       },
     },
   });
-  // A callback hook: every request passes here, and only the HTML pages need a promise.
+  // Every request passes here: a callback hook, no promise (reply.helmet sets the headers synchronously).
   fastify.addHook('onRequest', (req, reply, done) => {
-    if (!HTML_PATHS.test(req.url)) return done();
-    (reply as unknown as { helmet: (opts?: object) => Promise<void> }).helmet(CONSOLE_PATHS.test(req.url) ? CONSOLE_HELMET : undefined).then(() => done(), done);
+    if (HTML_PATHS.test(req.url)) (reply as unknown as { helmet: (opts?: object) => void }).helmet(CONSOLE_PATHS.test(req.url) ? CONSOLE_HELMET : undefined);
+    done();
   });
   await registerQueueBoard(fastify, app.get(JobScheduler));
   auth.useSessions(app.get(ConsoleSessions));

@@ -3,7 +3,7 @@ import { useHarness } from './support/harness.js';
 import { waitForStatus } from './support/orders.js';
 
 /** POST /orders/{id}/extend: a slow payment page keeps its reservation, up to RESERVATION_MAX_TTL_MS from creation. */
-const h = useHarness({ RESERVATION_TTL_MS: '2000', RESERVATION_MAX_TTL_MS: '8000', SWEEP_INTERVAL_MS: '200', CONFIRM_RETRY_BASE_MS: '600000' });
+const h = useHarness({ RESERVATION_TTL_MS: '2000', RESERVATION_MAX_TTL_MS: '8000', PARTICIPANT_TTL_MS: '8000', SWEEP_INTERVAL_MS: '200', CONFIRM_RETRY_BASE_MS: '600000' });
 
 async function order(quantity = 1): Promise<any> {
   const sku = `EXT-${randomUUID().slice(0, 8)}`;

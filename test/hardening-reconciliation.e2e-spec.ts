@@ -9,7 +9,7 @@ import { uniqueSku } from './support/orders.js';
  * scheduled pass (every second here) keeps its cursor in job_state, across restarts, and only looks
  * at orders past any possible TTL by the database's clock (so these tests move orders back in time).
  */
-const h = useHarness({ RECONCILE_INTERVAL_MS: '1000', RESERVATION_TTL_MS: '60000', RESERVATION_MAX_TTL_MS: '60000', CONFIRM_RETRY_BASE_MS: '600000' });
+const h = useHarness({ RECONCILE_INTERVAL_MS: '1000', RESERVATION_TTL_MS: '60000', RESERVATION_MAX_TTL_MS: '60000', PARTICIPANT_TTL_MS: '60000', CONFIRM_RETRY_BASE_MS: '600000' });
 
 const ORDERS = 205;
 const ids: string[] = [];
