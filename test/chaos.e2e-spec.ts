@@ -141,6 +141,14 @@ it(`keeps every invariant through ${SECONDS} s of kills, Redis wipes and Postgre
     await sleep(500);
     open = await db.query(`SELECT id FROM orders WHERE status IN ('TRY_SUCCESS', 'CONFIRM_PENDING')`);
   } while (open.length && Date.now() < deadline);
+  if (open.length) {
+    // What is stuck, and what the processes said: the assertion below alone would not tell.
+    const rows = await db.query(
+      `SELECT id, status, confirm_attempts, charge_requested, reservation_expires_at, lease_until, next_action_at, now() AS now FROM orders WHERE status IN ('TRY_SUCCESS', 'CONFIRM_PENDING')`,
+    );
+    const tails = slots.map((s) => `--- ${s.role} (exit ${s.proc?.proc.exitCode ?? 'running'}):\n${(s.proc?.logs ?? []).slice(-40).join('\n')}`);
+    console.error(`open orders after the quiet minute:\n${JSON.stringify(rows, null, 1)}\n${tails.join('\n')}`);
+  }
   expect(open).toEqual([]);
 
   const orders = await db.query<{ id: string; status: string; amount_minor: string }>(`SELECT id, status, amount_minor FROM orders`);
