@@ -46,6 +46,9 @@ function sqlOn(target: Queryable): Sql {
 
 const PING = statement('db_ping', 'SELECT 1');
 
+/** See Db.connect: what a checked-out client's dead connection emits; its next query reports it. */
+function ignoreClientError(): void {}
+
 /** Postgres error codes we act on. */
 export const PG = {
   uniqueViolation: '23505',
@@ -163,10 +166,21 @@ export class Db {
     await this.sql.one(PING);
   }
 
-  /** A connection of its own, for session-level work (advisory locks). Release it. */
+  /**
+   * A connection of its own, for session-level work (advisory locks). Release it.
+   *
+   * While a client is checked out the pool takes its error listener off, and node-postgres emits
+   * 'error' on a client whose connection dies between two queries (a killed backend, a Postgres
+   * restart): with no listener that is an uncaught exception, and the process dies — a worker
+   * holding the sweeper's lock while a session is killed went down this way. The listener below
+   * stays for the client's life; the dead client is then not queryable, so its next query fails
+   * as a connection error (503 upstream), and the pool drops it on release.
+   */
   async connect(): Promise<pg.PoolClient> {
     try {
-      return await this.pool.connect();
+      const client = await this.pool.connect();
+      if (!client.listeners('error').includes(ignoreClientError)) client.on('error', ignoreClientError);
+      return client;
     } catch (err) {
       throw translate(err);
     }
