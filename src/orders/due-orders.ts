@@ -21,24 +21,32 @@ export class DueOrders {
     private readonly confirm: ConfirmService,
   ) {}
 
-  /** Drives what is due now, page by page; returns how many orders it drove. */
+  /**
+   * Drives what is due now, page by page; returns how many orders it drove. A page with a failure
+   * ends the run: an order that could not be driven stays due and would come back in the next
+   * page, so going on could spin on the same orders; the next run (job or sweep) tries again.
+   */
   async drive(graceMs: number, stopped: () => boolean = () => false): Promise<number> {
     let total = 0;
     for (;;) {
       const due = await this.db.sql.rows<{ id: string; expired_unpaid: boolean }>(ORDERS_SQL.due, [graceMs, PAGE, HOLDING]);
+      let failed = 0;
+      let driven = 0;
       for (let i = 0; i < due.length && !stopped(); i += PARALLEL) {
         await Promise.all(
           due.slice(i, i + PARALLEL).map(async ({ id, expired_unpaid }) => {
             try {
               await (expired_unpaid ? this.confirm.expire(id) : this.confirm.advance(id));
+              driven += 1;
             } catch (err) {
+              failed += 1;
               this.logger.warn({ orderId: id, err: (err as Error).message }, 'could not drive a due order; it stays due');
             }
           }),
         );
       }
-      total += due.length;
-      if (due.length < PAGE || stopped()) return total;
+      total += driven;
+      if (due.length < PAGE || failed > 0 || stopped()) return total;
     }
   }
 

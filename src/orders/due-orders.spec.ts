@@ -1,0 +1,47 @@
+import type { Db } from '../database/db.js';
+import type { ConfirmService } from './confirm.service.js';
+import { DueOrders } from './due-orders.js';
+
+/** A database whose due query always answers the same full page of 500 orders (none ever leaves). */
+function fullPages(): { db: Db; pages: () => number } {
+  let pages = 0;
+  const page = Array.from({ length: 500 }, (_, i) => ({ id: `o-${i}`, expired_unpaid: i % 2 === 0 }));
+  const db = {
+    sql: {
+      rows: async () => {
+        pages += 1;
+        if (pages > 50) throw new Error('drive() keeps paging through the same orders');
+        return page;
+      },
+    },
+  } as unknown as Db;
+  return { db, pages: () => pages };
+}
+
+describe('DueOrders.drive', () => {
+  it('ends the run after a page in which an order could not be driven (it would come back in the next page)', async () => {
+    const { db, pages } = fullPages();
+    const driven: string[] = [];
+    const confirm = {
+      expire: async (id: string) => void driven.push(id),
+      advance: async (id: string) => {
+        if (id === 'o-7') throw new Error('database busy');
+        driven.push(id);
+      },
+    } as unknown as ConfirmService;
+    const due = new DueOrders(db, confirm);
+    await expect(due.drive(0)).resolves.toBe(499);
+    expect(pages()).toBe(1);
+    expect(driven).toHaveLength(499);
+  });
+
+  it('goes on to the next page while every order of a full page was driven, and stops when told', async () => {
+    const { db, pages } = fullPages();
+    let calls = 0;
+    const confirm = { expire: async () => void (calls += 1), advance: async () => void (calls += 1) } as unknown as ConfirmService;
+    const due = new DueOrders(db, confirm);
+    await expect(due.drive(0, () => pages() >= 3)).resolves.toBe(1000);
+    expect(pages()).toBe(3);
+    expect(calls).toBe(1000);
+  });
+});
