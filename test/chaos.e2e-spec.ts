@@ -37,8 +37,13 @@ const slots: { role: 'api' | 'worker'; proc?: ServiceProcess }[] = [{ role: 'api
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const pick = <T>(xs: T[]): T => xs[Math.floor(Math.random() * xs.length)];
 
+/** Every process started, and the ones the storm killed on purpose: any other must still run at the end. */
+const started: { role: string; proc: ServiceProcess }[] = [];
+const killedOnPurpose = new Set<ServiceProcess>();
+
 async function boot(slot: (typeof slots)[number]): Promise<void> {
   slot.proc = await startService({ ...ENV, DATABASE_URL: db.url, PAYMENT_GATEWAY_URL: sim.url, QUEUE_PREFIX: prefix, ROLE: slot.role });
+  started.push({ role: slot.role, proc: slot.proc });
 }
 
 beforeAll(async () => {
@@ -111,6 +116,7 @@ it(`keeps every invariant through ${SECONDS} s of kills, Redis wipes and Postgre
       if (action.startsWith('kill')) {
         const role = action === 'kill-api' ? 'api' : 'worker';
         const slot = pick(slots.filter((s) => s.role === role && (role === 'worker' || apis().length > 1)));
+        if (slot.proc) killedOnPurpose.add(slot.proc);
         await slot.proc?.kill();
         await sleep(300);
         await boot(slot);
@@ -131,6 +137,11 @@ it(`keeps every invariant through ${SECONDS} s of kills, Redis wipes and Postgre
   const [actions] = await Promise.all([chaos(), ...Array.from({ length: 6 }, shopper)]);
   expect(actions.length).toBeGreaterThan(0);
   expect(statuses[500] ?? 0).toBe(0);
+  // No process died by itself (a killed Postgres session once took workers down, and with them the sweeper).
+  const died = started
+    .filter((s) => !killedOnPurpose.has(s.proc) && (s.proc.proc.exitCode !== null || s.proc.proc.signalCode !== null))
+    .map((s) => `${s.role} exited ${s.proc.proc.exitCode ?? s.proc.proc.signalCode}: ${s.proc.logs.slice(-5).join(' | ')}`);
+  expect(died).toEqual([]);
 
   // Quiet: a healthy gateway, every process up. Every order must now settle by itself.
   await sim.setFaults({ latencyMs: 0, errorRate: 0, rateLimitRate: 0, declineRate: 0 });
