@@ -4,7 +4,8 @@ import { AppError } from '../common/errors.js';
 import { ApiErrors, ApiJson, ApiJsonBody, ref } from '../http/api-docs.js';
 import { duplicateSku, SKU_PATTERN } from '../http/schemas.js';
 import { BodyPipe } from '../http/validation.js';
-import { InventoryService, InventoryView } from './inventory.service.js';
+import { InventoryService } from './inventory.service.js';
+import type { InventoryView } from './inventory.types.js';
 import { ParticipantService } from './participant.service.js';
 import { InventoryView as InventorySchema, TccPhaseBody, TccStatus, TccTryBody, UpsertSkuBody } from './inventory.schemas.js';
 

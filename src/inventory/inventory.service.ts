@@ -1,17 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/errors.js';
 import { Db, pgCode, PG } from '../database/db.js';
+import type { InventoryView } from './inventory.types.js';
 import { SkuRow, stockSql } from './stock.sql.js';
-
-export interface InventoryView {
-  sku: string;
-  name: string;
-  priceMinor: number;
-  currency: string;
-  onHand: number;
-  reserved: number;
-  available: number;
-}
 
 export interface SkuUpsert {
   name?: string;

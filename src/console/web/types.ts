@@ -1,4 +1,5 @@
 /** The admin API's answers, as the page reads them (API.md, "Order JSON" and "Admin API"). */
+import type { InventoryView } from '../../inventory/inventory.types.js';
 import type { OrderItem, OrderView } from '../../orders/order.types.js';
 
 export type { OrderItem };
@@ -21,15 +22,8 @@ export interface TimelineEvent {
   data: Record<string, unknown>;
 }
 
-export interface Inventory {
-  sku: string;
-  name: string;
-  priceMinor: number;
-  currency: string;
-  onHand: number;
-  reserved: number;
-  available: number;
-}
+/** A SKU as GET /inventory/{sku} answers it. */
+export type Inventory = InventoryView;
 
 export interface Stats {
   ordersByStatus: Record<string, number>;
