@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import { useHarness } from './support/harness.js';
+import { holdKey } from './support/orders.js';
 
 /**
  * Try / Confirm / Cancel through the real process, real Postgres and Redis, and the simulator over
@@ -68,13 +68,10 @@ describe('Try', () => {
 
   it('a duplicate that waits longer than IDEMPOTENCY_WAIT_MS answers 409 IDEMPOTENCY_IN_PROGRESS', async () => {
     const key = randomUUID();
-    const holder = new pg.Client({ connectionString: h.db.url });
-    await holder.connect();
+    // Another Try holds the key, the way tcc_try_batch does while its batch runs: its transaction
+    // holds the key's advisory lock and has not committed yet.
+    const held = await holdKey(h.db.url, key);
     try {
-      // Another Try holds the key, the way tcc_try_batch does while its batch runs: its transaction
-      // holds the key's advisory lock and has not committed yet.
-      await holder.query('BEGIN');
-      await holder.query(`SELECT pg_advisory_xact_lock(7701, hashtext($1))`, [key]);
       const s = sku('INPROG');
       await h.api.putSku(s, 5);
       const answer = await h.api.order(key, { customerId: 'c', items: [{ sku: s, quantity: 1 }] });
@@ -82,8 +79,7 @@ describe('Try', () => {
       expect(answer.body.code).toBe('IDEMPOTENCY_IN_PROGRESS');
       expect(await stock(s)).toMatchObject({ reserved: 0 });
     } finally {
-      await holder.query('ROLLBACK');
-      await holder.end();
+      await held.end('ROLLBACK');
     }
   });
 

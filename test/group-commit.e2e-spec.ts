@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import { useHarness } from './support/harness.js';
+import { holdKey } from './support/orders.js';
 import { client } from './support/http.js';
 import { startService } from './support/service.js';
 
@@ -112,21 +112,14 @@ it('sold out: a refusal goes the lock-free probe way, yet never refuses stock th
   // the probe cannot answer for it, so the Try waits like any duplicate and is answered once the
   // other one is done, not refused as IDEMPOTENCY_IN_PROGRESS at once.
   const key = randomUUID();
-  const holder = new pg.Client({ connectionString: h.db.url });
-  await holder.connect();
-  try {
-    await holder.query('BEGIN');
-    await holder.query(`SELECT pg_advisory_xact_lock(7701, hashtext($1))`, [key]);
-    const started = Date.now();
-    const answer = h.api.order(key, { customerId: 'c-sold', items: [{ sku: s, quantity: 1 }] });
-    await new Promise((r) => setTimeout(r, 300));
-    await holder.query('COMMIT');
-    const done = await answer;
-    expect(done.body).toMatchObject({ code: 'INSUFFICIENT_STOCK', available: 0 });
-    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
-  } finally {
-    await holder.end();
-  }
+  const held = await holdKey(h.db.url, key);
+  const started = Date.now();
+  const answer = h.api.order(key, { customerId: 'c-sold', items: [{ sku: s, quantity: 1 }] });
+  await new Promise((r) => setTimeout(r, 300));
+  await held.end('COMMIT');
+  const done = await answer;
+  expect(done.body).toMatchObject({ code: 'INSUFFICIENT_STOCK', available: 0 });
+  expect(Date.now() - started).toBeGreaterThanOrEqual(300);
 });
 
 it('one Idempotency-Key sent 40 times among 200 other Trys makes exactly one order', async () => {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import type { Client } from './http.js';
 import { waitFor } from './http.js';
 
@@ -24,4 +25,25 @@ export async function waitForStatus(api: Client, id: string, statuses: string[],
     },
     timeoutMs,
   );
+}
+
+/**
+ * Holds an Idempotency-Key the way tcc_try_batch does while its batch runs: an open transaction
+ * holding the key's advisory lock (namespace 7701, as in the engine). `end` commits or rolls back
+ * that transaction and closes the connection.
+ */
+export async function holdKey(dbUrl: string, key: string): Promise<{ end(how: 'COMMIT' | 'ROLLBACK'): Promise<void> }> {
+  const holder = new pg.Client({ connectionString: dbUrl });
+  await holder.connect();
+  await holder.query('BEGIN');
+  await holder.query(`SELECT pg_advisory_xact_lock(7701, hashtext($1))`, [key]);
+  return {
+    end: async (how) => {
+      try {
+        await holder.query(how);
+      } finally {
+        await holder.end();
+      }
+    },
+  };
 }
