@@ -81,8 +81,8 @@ describe('9. Postgres refusing connections answers 503 SERVICE_UNAVAILABLE', () 
     }
   }
 
-  /** A login role of its own, with what the service needs in this file's database. */
-  async function withRole<T>(work: (role: string, url: string) => Promise<T>): Promise<T> {
+  /** A login role of its own, with what the service needs in this file's database; `admin` is a superuser connection for the test to use. */
+  async function withRole<T>(work: (role: string, url: string, admin: pg.Client) => Promise<T>): Promise<T> {
     const role = `tcc_hard_${randomBytes(4).toString('hex')}`;
     const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
     await admin.connect();
@@ -98,7 +98,7 @@ describe('9. Postgres refusing connections answers 503 SERVICE_UNAVAILABLE', () 
     const url = new URL(h.db.url);
     url.username = role;
     try {
-      return await work(role, url.toString());
+      return await work(role, url.toString(), admin);
     } finally {
       await Promise.all(extra.splice(0).map((s) => s.kill()));
       await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1`, [role]);
@@ -124,27 +124,21 @@ describe('9. Postgres refusing connections answers 503 SERVICE_UNAVAILABLE', () 
   it('53300 "too many connections for role" (a role CONNECTION LIMIT): 503, nothing half-written, and it recovers by itself', async () => {
     const s = uniqueSku('PG53300');
     expect((await h.api.putSku(s, 50)).status).toBe(200);
-    await withRole(async (role, url) => {
+    await withRole(async (role, url, admin) => {
       const { api } = await start({ DATABASE_URL: url });
       const held = await tryOrder(api, s);
       expect(held.status).toBe(201);
-      const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-      await admin.connect();
-      try {
-        await admin.query(`ALTER ROLE ${role} CONNECTION LIMIT 0`);
-        await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1`, [role]);
-        expect(await connectError(url)).toBe('53300');
-        const before = await orderCount();
-        await expectAll503(api, s, held.body.id);
-        expect(await orderCount()).toBe(before);
-        expect((await h.api.get(`/inventory/${s}`)).body).toMatchObject({ onHand: 50, reserved: 1 });
-        expect((await h.api.get(`/orders/${held.body.id}`)).body.status).toBe('TRY_SUCCESS');
+      await admin.query(`ALTER ROLE ${role} CONNECTION LIMIT 0`);
+      await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1`, [role]);
+      expect(await connectError(url)).toBe('53300');
+      const before = await orderCount();
+      await expectAll503(api, s, held.body.id);
+      expect(await orderCount()).toBe(before);
+      expect((await h.api.get(`/inventory/${s}`)).body).toMatchObject({ onHand: 50, reserved: 1 });
+      expect((await h.api.get(`/orders/${held.body.id}`)).body.status).toBe('TRY_SUCCESS');
 
-        await admin.query(`ALTER ROLE ${role} CONNECTION LIMIT -1`);
-        await waitFor('checkout to work again', async () => (await tryOrder(api, s)).status === 201, 15_000, 200);
-      } finally {
-        await admin.end();
-      }
+      await admin.query(`ALTER ROLE ${role} CONNECTION LIMIT -1`);
+      await waitFor('checkout to work again', async () => (await tryOrder(api, s)).status === 201, 15_000, 200);
     });
   });
 
@@ -152,12 +146,10 @@ describe('9. Postgres refusing connections answers 503 SERVICE_UNAVAILABLE', () 
     const s = uniqueSku('PGDB');
     expect((await h.api.putSku(s, 50)).status).toBe(200);
     const name = new URL(h.db.url).pathname.slice(1);
-    await withRole(async (role, url) => {
+    await withRole(async (role, url, admin) => {
       const { api } = await start({ DATABASE_URL: url });
       const held = await tryOrder(api, s);
       expect(held.status).toBe(201);
-      const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-      await admin.connect();
       try {
         // Superusers (this suite's own connections) are exempt; the service's role is not.
         await admin.query(`ALTER DATABASE ${name} CONNECTION LIMIT 0`);
@@ -166,7 +158,6 @@ describe('9. Postgres refusing connections answers 503 SERVICE_UNAVAILABLE', () 
         await expectAll503(api, s, held.body.id);
       } finally {
         await admin.query(`ALTER DATABASE ${name} CONNECTION LIMIT -1`);
-        await admin.end();
       }
       await waitFor('checkout to work again', async () => (await tryOrder(api, s)).status === 201, 15_000, 200);
     });
