@@ -155,7 +155,7 @@ it(`keeps every invariant through ${SECONDS} s of kills, Redis wipes and Postgre
   if (open.length) {
     // What is stuck, and what the processes said: the assertion below alone would not tell.
     const rows = await db.query(
-      `SELECT id, status, confirm_attempts, charge_requested, reservation_expires_at, lease_until, next_action_at, now() AS now FROM orders WHERE status IN ('TRY_SUCCESS', 'CONFIRM_PENDING')`,
+      `SELECT id, status, confirm_attempts, payment_requested_at, reservation_expires_at, lease_until, next_action_at, now() AS now FROM orders WHERE status IN ('TRY_SUCCESS', 'CONFIRM_PENDING')`,
     );
     const tails = slots.map((s) => `--- ${s.role} (exit ${s.proc?.proc.exitCode ?? 'running'}):\n${(s.proc?.logs ?? []).slice(-40).join('\n')}`);
     console.error(`open orders after the quiet minute:\n${JSON.stringify(rows, null, 1)}\n${tails.join('\n')}`);
