@@ -46,7 +46,7 @@ function sqlOn(target: Queryable): Sql {
 
 const PING = statement('db_ping', 'SELECT 1');
 
-/** See Db.connect: what a checked-out client's dead connection emits; its next query reports it. */
+/** What a checked-out client's dead connection emits (see the Db constructor); its next query reports it. */
 function ignoreClientError(): void {}
 
 /** Postgres error codes we act on. */
@@ -140,6 +140,13 @@ export class Db {
     });
     // An idle client whose connection dies emits here; the next query gets a fresh one.
     this.pool.on('error', () => undefined);
+    // A checked-out client is another matter: the pool takes its own listener off during checkout,
+    // and node-postgres emits 'error' on a client whose connection dies between two queries (a
+    // killed backend, a Postgres restart). With no listener that is an uncaught exception and the
+    // process dies — a worker holding a periodic job's lock session went down this way. Every
+    // client keeps this listener for its life; the dead one is then not queryable, its next query
+    // fails as a connection error (503 upstream), and the pool drops it on release.
+    this.pool.on('connect', (client) => client.on('error', ignoreClientError));
     this.sql = sqlOn(this.pool);
   }
 
@@ -166,21 +173,10 @@ export class Db {
     await this.sql.one(PING);
   }
 
-  /**
-   * A connection of its own, for session-level work (advisory locks). Release it.
-   *
-   * While a client is checked out the pool takes its error listener off, and node-postgres emits
-   * 'error' on a client whose connection dies between two queries (a killed backend, a Postgres
-   * restart): with no listener that is an uncaught exception, and the process dies — a worker
-   * holding the sweeper's lock while a session is killed went down this way. The listener below
-   * stays for the client's life; the dead client is then not queryable, so its next query fails
-   * as a connection error (503 upstream), and the pool drops it on release.
-   */
+  /** A connection of its own, for session-level work (advisory locks). Release it. */
   async connect(): Promise<pg.PoolClient> {
     try {
-      const client = await this.pool.connect();
-      if (!client.listeners('error').includes(ignoreClientError)) client.on('error', ignoreClientError);
-      return client;
+      return await this.pool.connect();
     } catch (err) {
       throw translate(err);
     }
