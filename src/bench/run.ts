@@ -36,6 +36,17 @@ interface Load {
   errors: number;
   ok: number;
   conflict: number;
+  /** CPU spent during the load, µs per answer, by who spent it (see cpuWindow). */
+  cpu?: CpuPerAnswer;
+}
+
+interface CpuPerAnswer {
+  /** The HTTP server under test: the service processes, or the bare node:http ones. */
+  server: number;
+  postgres: number;
+  simulator: number;
+  /** The load generator itself (wrk or pgbench). */
+  driver: number;
 }
 
 interface Row {
@@ -100,24 +111,90 @@ function peakRssMb(pid: number): number {
   return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
 }
 
+const TICK_US = 1e6 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim() || 100);
+
+/**
+ * utime + stime of a process in clock ticks (0 once it is gone), plus cutime + cstime: the CPU of
+ * its children that ended. For Postgres this is how a backend that exits inside the window (every
+ * pgbench connection does) still counts: the postmaster reaps it.
+ */
+function cpuTicks(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]); // fields 14-17 of proc(5), counted after the comm
+  } catch {
+    return 0;
+  }
+}
+
+/** Every PostgreSQL server process on the machine (backends, WAL writer, checkpointer…). */
+function postgresPids(): number[] {
+  const pids: number[] = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      if (readFileSync(`/proc/${d}/comm`, 'utf8').trim() === 'postgres') pids.push(Number(d));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+/**
+ * Counts the CPU that the server processes, Postgres and the simulator spend while `load` runs;
+ * `load` reports its own driver's CPU. Ticks are 10 ms, so a 10 s window at one busy core has ~1,000.
+ * A Postgres backend that ends inside the window counts through the postmaster's reaped-children
+ * time (so its CPU from before the window counts too: only pgbench's backends end, and they start inside it).
+ */
+function cpuWindow(servers: number[], simulator: number | undefined, load: () => { load: Load; driverTicks: number }): Load {
+  const sum = (pids: number[], base?: Map<number, number>) => pids.reduce((t, pid) => t + cpuTicks(pid) - (base?.get(pid) ?? 0), 0);
+  const pgBefore = new Map(postgresPids().map((pid) => [pid, cpuTicks(pid)]));
+  const serverBefore = sum(servers);
+  const simBefore = simulator ? cpuTicks(simulator) : 0;
+  const { load: l, driverTicks } = load();
+  const pgAfter = postgresPids();
+  const answers = Math.max(1, l.ok + l.conflict);
+  const perAnswer = (ticks: number) => (ticks * TICK_US) / answers;
+  l.cpu = {
+    server: perAnswer(sum(servers) - serverBefore),
+    postgres: perAnswer(sum(pgAfter, pgBefore)),
+    simulator: perAnswer(simulator ? cpuTicks(simulator) - simBefore : 0),
+    driver: perAnswer(driverTicks),
+  };
+  return l;
+}
+
+/** Runs a load generator through sh, which prints the CPU of its finished children (cutime + cstime) last. */
+function timedExec(file: string, args: string[], opts: { env: NodeJS.ProcessEnv }): { out: string; driverTicks: number } {
+  const out = execFileSync('sh', ['-c', '"$@"; s=$?; echo; echo "CHILD_CPU $(cut -d" " -f16,17 /proc/$$/stat)"; exit $s', 'sh', file, ...args], {
+    env: opts.env,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const m = /CHILD_CPU (\d+) (\d+)/.exec(out);
+  return { out, driverTicks: m ? Number(m[1]) + Number(m[2]) : 0 };
+}
+
 function progress(what: string): void {
   process.stderr.write(`bench: ${what}\n`);
 }
 
-function wrk(script: string, url: string, env: Record<string, string>, seconds: number): Load {
+function wrk(script: string, url: string, env: Record<string, string>, seconds: number): Load & { driverTicks: number } {
   progress(`wrk ${script} ${JSON.stringify(env)} for ${seconds} s`);
-  const out = execFileSync('wrk', ['-t2', `-c${CONNECTIONS}`, `-d${seconds}s`, '--timeout', '10s', '-s', script, url], {
+  const { out, driverTicks } = timedExec('wrk', ['-t2', `-c${CONNECTIONS}`, `-d${seconds}s`, '--timeout', '10s', '-s', script, url], {
     env: { ...process.env, BENCH_RUN: `${RUN}-${randomBytes(3).toString('hex')}`, ...env },
-    encoding: 'utf8',
   });
   const line = out.split('\n').find((l) => l.startsWith('BENCH '));
   if (!line) throw new Error(`wrk printed no result:\n${out}`);
   const r = JSON.parse(line.slice(6)) as { requests: number; durationUs: number; ok: number; conflict: number; other: number; socketErrors: number; p50: number; p99: number };
   const secs = r.durationUs / 1e6;
-  return { perSec: (r.ok + r.conflict) / secs, p50: r.p50, p99: r.p99, errors: r.other + r.socketErrors, ok: r.ok, conflict: r.conflict };
+  return { perSec: (r.ok + r.conflict) / secs, p50: r.p50, p99: r.p99, errors: r.other + r.socketErrors, ok: r.ok, conflict: r.conflict, driverTicks };
 }
 
-function pgbench(script: string, vars: Record<string, string>, seconds: number): Load {
+function pgbench(script: string, vars: Record<string, string>, seconds: number): Load & { driverTicks: number } {
   progress(`pgbench ${script} ${JSON.stringify(vars)} for ${seconds} s`);
   const dir = mkdtempSync(join(tmpdir(), 'pgbench-'));
   try {
@@ -126,7 +203,7 @@ function pgbench(script: string, vars: Record<string, string>, seconds: number):
     for (const [k, v] of Object.entries(vars)) args.push('-D', `${k}=${v}`);
     args.push('-h', u.hostname, '-p', u.port || '5432', '-U', decodeURIComponent(u.username || 'postgres'), DB);
     // Triggers off for the ceiling: it measures the bare storage work, not this schema's bookkeeping.
-    const out = execFileSync('pgbench', args, { encoding: 'utf8', env: { ...process.env, PGOPTIONS: '-c session_replication_role=replica' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const { out, driverTicks } = timedExec('pgbench', args, { env: { ...process.env, PGOPTIONS: '-c session_replication_role=replica' } });
     const tps = Number(/tps = ([\d.]+)/.exec(out)?.[1] ?? 0);
     const failed = Number(/number of failed transactions: (\d+)/.exec(out)?.[1] ?? 0);
     const latencies: number[] = [];
@@ -138,7 +215,7 @@ function pgbench(script: string, vars: Record<string, string>, seconds: number):
     }
     latencies.sort((a, b) => a - b);
     const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0;
-    return { perSec: tps, p50: pct(50), p99: pct(99), errors: failed, ok: latencies.length, conflict: 0 };
+    return { perSec: tps, p50: pct(50), p99: pct(99), errors: failed, ok: latencies.length, conflict: 0, driverTicks };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -193,14 +270,18 @@ async function main(): Promise<void> {
   await migrate();
   await seed();
   // The raw-SQL ceilings first, while no service holds connections (they share max_connections).
+  const raw = (script: string, vars: Record<string, string>) => cpuWindow([], undefined, () => {
+    const l = pgbench(script, vars, SECONDS);
+    return { load: l, driverTicks: l.driverTicks };
+  });
   const ceilings = {
-    spread: ONLY.has('spread') ? pgbench('bench/pgbench/try.sql', { skus: String(SPREAD_SKUS), prefix: 'PGSPREAD-' }, SECONDS) : undefined,
-    hot: ONLY.has('hot') ? pgbench('bench/pgbench/try.sql', { skus: '1', prefix: 'PGHOT-' }, SECONDS) : undefined,
-    confirm: ONLY.has('confirm') ? pgbench('bench/pgbench/try-confirm.sql', { skus: String(SPREAD_SKUS), prefix: 'PGSPREAD-' }, SECONDS) : undefined,
+    spread: ONLY.has('spread') ? raw('bench/pgbench/try.sql', { skus: String(SPREAD_SKUS), prefix: 'PGSPREAD-' }) : undefined,
+    hot: ONLY.has('hot') ? raw('bench/pgbench/try.sql', { skus: '1', prefix: 'PGHOT-' }) : undefined,
+    confirm: ONLY.has('confirm') ? raw('bench/pgbench/try-confirm.sql', { skus: String(SPREAD_SKUS), prefix: 'PGSPREAD-' }) : undefined,
   };
 
   const gatewayPort = await freePort();
-  await start(['dist/gateway-simulator/main.js'], { GATEWAY_PORT: String(gatewayPort), SIM_LATENCY_MS: '5' }, /listening/);
+  const simulator = await start(['dist/gateway-simulator/main.js'], { GATEWAY_PORT: String(gatewayPort), SIM_LATENCY_MS: '5' }, /listening/);
   const port = await freePort();
   const profDir = join(process.cwd(), 'bench', 'profiles');
   const prof = process.env.BENCH_CPU_PROF === '1';
@@ -230,9 +311,13 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   const tryLua = 'bench/wrk/try.lua';
   const pairLua = 'bench/wrk/try-confirm.lua';
+  const servicePids = () => services.map((p) => p.pid!);
   const serviceLoad = (script: string, env: Record<string, string>) => {
     wrk(script, url, env, 2); // warm-up
-    return wrk(script, url, env, SECONDS);
+    return cpuWindow(servicePids(), simulator.pid, () => {
+      const l = wrk(script, url, env, SECONDS);
+      return { load: l, driverTicks: l.driverTicks };
+    });
   };
 
   if (ONLY.has('spread')) {
@@ -253,7 +338,10 @@ async function main(): Promise<void> {
     const bare: ChildProcess[] = [];
     for (let i = 0; i < PROCESSES; i++) bare.push(await start(['dist/bench/bare-409.js'], { BENCH_PORT: String(barePort) }, /listening/));
     wrk(tryLua, `http://127.0.0.1:${barePort}`, {}, 2);
-    const ceiling = wrk(tryLua, `http://127.0.0.1:${barePort}`, { BENCH_SKU_PREFIX: 'SOLDOUT-', BENCH_SKUS: '1' }, SECONDS);
+    const ceiling = cpuWindow(bare.map((p) => p.pid!), undefined, () => {
+      const l = wrk(tryLua, `http://127.0.0.1:${barePort}`, { BENCH_SKU_PREFIX: 'SOLDOUT-', BENCH_SKUS: '1' }, SECONDS);
+      return { load: l, driverTicks: l.driverTicks };
+    });
     await Promise.all(bare.map(stop));
     const ratio = service.perSec / ceiling.perSec;
     rows.push({ workload: 'Try, sold-out SKU (409)', service, ceilingName: 'bare node:http answering a fixed 409', ceiling, ratio, goal: '≥ 0.5, p99 < 10 ms', met: ratio >= 0.5 && service.p99 < 10 && service.errors === 0 && service.ok === 0 });
@@ -279,6 +367,18 @@ async function main(): Promise<void> {
   }
   const rssMet = rss.every((m) => m < 300);
   console.log(`| peak RSS per process | ${rss.map((m) => `${m.toFixed(0)} MB`).join(', ')} | | | < 300 MB | ${rssMet ? 'yes' : '**no**'} |`);
+  console.log('\nCPU per answer (µs; pairs for Try + Confirm), from /proc over the measured window: the HTTP server (service or bare), every Postgres process, the gateway simulator, the load generator (wrk or pgbench).\n');
+  console.log('| workload | run | server | Postgres | simulator | driver | total |');
+  console.log('|---|---|---|---|---|---|---|');
+  const cpuRow = (workload: string, who: string, c: CpuPerAnswer | undefined) => {
+    if (!c) return;
+    const t = c.server + c.postgres + c.simulator + c.driver;
+    console.log(`| ${workload} | ${who} | ${c.server.toFixed(0)} | ${c.postgres.toFixed(0)} | ${c.simulator.toFixed(0)} | ${c.driver.toFixed(0)} | ${t.toFixed(0)} |`);
+  };
+  for (const r of rows) {
+    cpuRow(r.workload, 'service', r.service.cpu);
+    cpuRow(r.workload, r.ceilingName.startsWith('bare') ? 'bare node:http' : 'raw SQL', r.ceiling.cpu);
+  }
   if (prof) console.log(`\nCPU profiles: ${profDir}`);
   const missed = rows.filter((r) => !r.met).map((r) => r.workload);
   if (!rssMet) missed.push('peak RSS');
