@@ -470,6 +470,14 @@ describe('19. the admin token', () => {
     expect(res.headers.get('referrer-policy')).toBe('no-referrer');
   });
 
+  it('JSON answers get none of the pages\' headers (security headers are applied to the HTML paths only)', async () => {
+    for (const res of [await h.api.get('/admin/orders?limit=1', true), await h.api.get('/orders/not-an-id')]) {
+      expect(res.headers.get('content-type')).toMatch(/json/);
+      expect(res.headers.get('content-security-policy')).toBeNull();
+      expect(res.headers.get('x-frame-options')).toBeNull();
+    }
+  });
+
   it('every admin answer is Cache-Control: no-store, refusals and errors included', async () => {
     const s = uniqueSku('NOSTORE');
     const answers: [string, Answer][] = [
