@@ -12,7 +12,7 @@
  */
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -76,24 +76,35 @@ async function freePort(): Promise<number> {
   });
 }
 
+const LOG_DIR = mkdtempSync(join(tmpdir(), 'tcc-bench-logs-'));
+
+/**
+ * Starts a node process whose stdout goes to a file (as a log collector would take it: written,
+ * never blocking), and resolves once the file shows the ready line. Not a pipe to this process:
+ * wrk and pgbench run synchronously here, so a pipe would fill during every measured window and
+ * the service's log writes would pile up in its memory instead of being written.
+ */
 function start(args: string[], env: Record<string, string>, ready: RegExp): Promise<ChildProcess> {
-  const proc = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const logFile = join(LOG_DIR, `${args[args.length - 1].replace(/\W+/g, '-')}-${children.length}.log`);
+  const out = openSync(logFile, 'w');
+  const proc = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', out, 'inherit'] });
+  closeSync(out);
   children.push(proc);
   return new Promise((resolve, reject) => {
-    let buffer = '';
-    const timer = setTimeout(() => reject(new Error(`${args.join(' ')} not ready in 30 s`)), 30_000);
-    proc.stdout!.on('data', (c: Buffer) => {
-      if (buffer !== null) {
-        buffer += c.toString();
-        if (ready.test(buffer)) {
-          clearTimeout(timer);
-          buffer = '';
-          resolve(proc);
-        }
-        if (buffer.length > 1_000_000) buffer = buffer.slice(-10_000);
+    const deadline = Date.now() + 30_000;
+    const poll = setInterval(() => {
+      if (ready.test(readFileSync(logFile, 'utf8').slice(0, 1_000_000))) {
+        clearInterval(poll);
+        resolve(proc);
+      } else if (Date.now() > deadline) {
+        clearInterval(poll);
+        reject(new Error(`${args.join(' ')} not ready in 30 s (its output: ${logFile})`));
       }
+    }, 50);
+    proc.once('exit', (code) => {
+      clearInterval(poll);
+      reject(new Error(`${args.join(' ')} exited with ${code} (its output: ${logFile})`));
     });
-    proc.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
   });
 }
 
@@ -356,6 +367,7 @@ async function main(): Promise<void> {
   const rss = services.map((p) => peakRssMb(p.pid!));
   await Promise.all(services.map(stop));
   await Promise.all(children.map(stop));
+  rmSync(LOG_DIR, { recursive: true, force: true });
 
   const when = new Date().toISOString().slice(0, 10);
   console.log(`\n## ${when}: ${PROCESSES} service processes, ${CONNECTIONS} connections (wrk -t2), ${SECONDS} s each, gateway simulator at 5 ms, node ${process.version}\n`);
