@@ -36,13 +36,14 @@ function view(row: ViewRow): AdminOrder {
   return { ...(JSON.parse(row.body) as AdminOrder), nextActionAt: row.next_action_at, refundStatus: row.refund_status, needsAttention: row.needs_attention };
 }
 
+/** Bulk cancel moves this many orders at a time. */
+const BULK_CHUNK = 50;
+
 /**
  * Operator actions go through the same state machine, barrier and compare-and-set as automatic
  * runs: a force-cancel can never release stock twice, a force-confirm never revives a released
  * order. Every action is on the order's timeline with the operator's reason.
  */
-const BULK_CHUNK = 50;
-
 @Injectable()
 export class AdminService {
   private readonly cursors: SignedCursor;

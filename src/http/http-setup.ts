@@ -30,7 +30,6 @@ export interface HttpSetup {
   rateLimiter?: RateLimiter;
 }
 
-
 /**
  * Fastify's side of the HTTP contract, before and around Nest's handlers: request ids, auth ahead
  * of the body, bodies parsed as JSON under the input rules, an access log line and latency by
