@@ -162,21 +162,21 @@ function postgresPids(): number[] {
 /**
  * Counts the CPU that the server processes, Postgres and the simulator spend while `load` runs;
  * `load` reports its own driver's CPU. Ticks are 10 ms, so a 10 s window at one busy core has ~1,000.
- * A Postgres backend that ends inside the window counts through the postmaster's reaped-children
- * time (so its CPU from before the window counts too: only pgbench's backends end, and they start inside it).
+ * Postgres is every postgres process after minus every one before: a backend that ends inside
+ * the window (every pgbench connection does) has moved its whole life into the postmaster's
+ * reaped-children time, and its share from before the window is taken off with the "before" sum.
  */
-function cpuWindow(servers: number[], simulator: number | undefined, load: () => { load: Load; driverTicks: number }): Load {
-  const sum = (pids: number[], base?: Map<number, number>) => pids.reduce((t, pid) => t + cpuTicks(pid) - (base?.get(pid) ?? 0), 0);
-  const pgBefore = new Map(postgresPids().map((pid) => [pid, cpuTicks(pid)]));
+function cpuWindow(servers: number[], simulator: number | undefined, load: () => Load & { driverTicks: number }): Load {
+  const sum = (pids: number[]) => pids.reduce((t, pid) => t + cpuTicks(pid), 0);
+  const pgBefore = sum(postgresPids());
   const serverBefore = sum(servers);
   const simBefore = simulator ? cpuTicks(simulator) : 0;
-  const { load: l, driverTicks } = load();
-  const pgAfter = postgresPids();
+  const { driverTicks, ...l } = load();
   const answers = Math.max(1, l.ok + l.conflict);
   const perAnswer = (ticks: number) => (ticks * TICK_US) / answers;
   l.cpu = {
     server: perAnswer(sum(servers) - serverBefore),
-    postgres: perAnswer(sum(pgAfter, pgBefore)),
+    postgres: perAnswer(sum(postgresPids()) - pgBefore),
     simulator: perAnswer(simulator ? cpuTicks(simulator) - simBefore : 0),
     driver: perAnswer(driverTicks),
   };
@@ -289,11 +289,7 @@ async function main(): Promise<void> {
   // Each workload runs right beside its ceiling: the raw-SQL one just before it, while no service
   // holds connections (they share max_connections), the bare-HTTP one just after it. The machine's
   // speed drifts by tens of percent over minutes; measured minutes apart, the ratio drifted with it.
-  const raw = (script: string, vars: Record<string, string>) =>
-    cpuWindow([], undefined, () => {
-      const l = pgbench(script, vars, SECONDS);
-      return { load: l, driverTicks: l.driverTicks };
-    });
+  const raw = (script: string, vars: Record<string, string>) => cpuWindow([], undefined, () => pgbench(script, vars, SECONDS));
 
   const gatewayPort = await freePort();
   const simulator = await start(['dist/gateway-simulator/main.js'], { GATEWAY_PORT: String(gatewayPort), SIM_LATENCY_MS: '5' }, /listening/);
@@ -332,10 +328,7 @@ async function main(): Promise<void> {
       return cpuWindow(
         services.map((p) => p.pid!),
         simulator.pid,
-        () => {
-          const l = wrk(script, url, env, SECONDS);
-          return { load: l, driverTicks: l.driverTicks };
-        },
+        () => wrk(script, url, env, SECONDS),
       );
     } finally {
       services.forEach((p, i) => (rss[i] = Math.max(rss[i], peakRssMb(p.pid!))));
@@ -367,10 +360,7 @@ async function main(): Promise<void> {
     const ceiling = cpuWindow(
       bare.map((p) => p.pid!),
       undefined,
-      () => {
-        const l = wrk(tryLua, `http://127.0.0.1:${barePort}`, { BENCH_SKU_PREFIX: 'SOLDOUT-', BENCH_SKUS: '1' }, SECONDS);
-        return { load: l, driverTicks: l.driverTicks };
-      },
+      () => wrk(tryLua, `http://127.0.0.1:${barePort}`, { BENCH_SKU_PREFIX: 'SOLDOUT-', BENCH_SKUS: '1' }, SECONDS),
     );
     await Promise.all(bare.map(stop));
     const ratio = service.perSec / ceiling.perSec;
