@@ -22,6 +22,24 @@ describe('request hash', () => {
     );
   });
 
+  it('orders keys exactly as Array.prototype.sort does, so hashes stored before stay valid', () => {
+    const reference = (v: unknown): string =>
+      Array.isArray(v)
+        ? `[${v.map(reference).join(',')}]`
+        : v !== null && typeof v === 'object'
+          ? `{${Object.keys(v)
+              .sort()
+              .map((k) => `${JSON.stringify(k)}:${reference((v as Record<string, unknown>)[k])}`)
+              .join(',')}}`
+          : JSON.stringify(v);
+    fc.assert(
+      fc.property(fc.dictionary(fc.string({ unit: 'binary' }), fc.jsonValue(), { maxKeys: 40 }), (obj) => {
+        expect(canonicalJson(obj)).toBe(reference(obj));
+      }),
+    );
+    expect(canonicalJson({ b: 1, a: 2, B: 3, é: 4, '10': 5, '9': 6 })).toBe('{"10":5,"9":6,"B":3,"a":2,"b":1,"é":4}');
+  });
+
   it('is invariant under shuffling object keys', () => {
     fc.assert(
       fc.property(fc.dictionary(fc.string(), fc.integer()), (obj) => {

@@ -8,7 +8,7 @@ export function canonicalJson(value: unknown): string {
     return `${out}]`;
   }
   if (value !== null && typeof value === 'object') {
-    const keys = Object.keys(value).sort();
+    const keys = sortedKeys(value);
     let out = '{';
     let first = true;
     for (const k of keys) {
@@ -25,4 +25,21 @@ export function canonicalJson(value: unknown): string {
 /** What an Idempotency-Key is bound to: the request body, equal as JSON with key order aside. */
 export function requestHash(body: unknown): string {
   return hash('sha256', canonicalJson(body));
+}
+
+/**
+ * Object.keys in code-unit order, as Array.prototype.sort orders them. Bodies hold a handful of
+ * keys (their schema refuses unknown ones), and sort() allocates its work space on every call:
+ * ~1.6 KB per Try in heap profiles of the benchmark, for two calls on two keys each.
+ */
+function sortedKeys(value: object): string[] {
+  const keys = Object.keys(value);
+  if (keys.length > 16) return keys.sort();
+  for (let i = 1; i < keys.length; i++) {
+    const k = keys[i];
+    let j = i - 1;
+    for (; j >= 0 && keys[j] > k; j--) keys[j + 1] = keys[j];
+    keys[j + 1] = k;
+  }
+  return keys;
 }
