@@ -27,6 +27,13 @@ function hardDeadlineOnSignals(graceMs: number): void {
   }
 }
 
+/**
+ * After a signal's shutdown, end with process.exit(0) rather than re-raising the signal: only an
+ * exit runs the 'exit' handler that writes the log lines still buffered (the last ~100 ms of
+ * them, the shutdown's own included), which a death by signal would drop.
+ */
+const SHUTDOWN = { useProcessExit: true };
+
 /** Pages that browsers render get security headers and a CSP; JSON answers do not need them. */
 const HTML_PATHS = /^\/(?:docs|admin\/queues|console)(?:[/?]|$)/;
 /** The operator console runs no inline script or style, so its CSP allows none (the other pages need them). */
@@ -95,7 +102,7 @@ async function bootstrap(): Promise<void> {
 
   if (!config.runsHttp) {
     const ctx = await NestFactory.createApplicationContext(module, { logger });
-    ctx.enableShutdownHooks();
+    ctx.enableShutdownHooks(undefined, SHUTDOWN);
     await ctx.init();
     logger.log({ migrations: ran }, 'worker started', 'Bootstrap');
     return;
@@ -124,7 +131,7 @@ async function bootstrap(): Promise<void> {
   await registerConsolePages(fastify);
   app.useGlobalFilters(new ProblemFilter());
   setupSwagger(app);
-  app.enableShutdownHooks();
+  app.enableShutdownHooks(undefined, SHUTDOWN);
   await app.listen({ port: env.PORT, host: '0.0.0.0', reusePort: env.HTTP_REUSE_PORT } as { port: number; host: string });
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : env.PORT;

@@ -147,6 +147,20 @@ describe('X-Request-Id', () => {
   });
 });
 
+describe('log lines at shutdown', () => {
+  it('SIGTERM right after a request: its access-log line still reaches stdout (buffered lines are flushed at shutdown, not lost)', async () => {
+    const api = await startService({ DATABASE_URL: h.db.url, PAYMENT_GATEWAY_URL: h.sim.url, QUEUE_PREFIX: h.prefix, ROLE: 'api' });
+    const rid = `rid-${randomUUID()}`;
+    const res = await fetch(`${api.url}/orders/${randomUUID()}`, { headers: { 'x-request-id': rid } });
+    expect(res.status).toBe(404);
+    // At once: well inside the 100 ms the logger may hold a line before writing it.
+    await api.stop();
+    const lines = api.logs.filter((l) => l.includes(rid));
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0])).toMatchObject({ msg: 'request completed', req: { id: rid, method: 'GET' }, res: { statusCode: 404 } });
+  });
+});
+
 describe('tcc_holding_overdue_seconds (what TccHoldingOrdersStuck watches)', () => {
   it('is 0 while every holding order has its next step ahead, and how late the most overdue one is when nothing runs it', async () => {
     await h.svc.stop(); // no worker, no sweeper: nothing will run the overdue order
