@@ -25,14 +25,8 @@ export function createRootLogger(level: LogLevel, base: Record<string, unknown>)
   // in string mode sonic-boom measures its pending string on every line, copying it whole each time
   // (heap profiles of the benchmark: ~5 KB less allocated per access-log line this way).
   const destination = pino.destination({ dest: 1, sync: false, minLength: 8192, contentMode: 'buffer' });
+  // pino.destination registers its own synchronous flush on process exit.
   setInterval(() => destination.flush(), 100).unref();
-  process.once('exit', () => {
-    try {
-      destination.flushSync();
-    } catch {
-      // stdout already closed
-    }
-  });
   return pino(
     {
       level,
