@@ -154,7 +154,7 @@ describe('log lines at shutdown', () => {
     const res = await fetch(`${api.url}/orders/${randomUUID()}`, { headers: { 'x-request-id': rid } });
     expect(res.status).toBe(404);
     // At once: well inside the 100 ms the logger may hold a line before writing it.
-    await api.stop();
+    expect(await api.stop()).toBe(0);
     const lines = api.logs.filter((l) => l.includes(rid));
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0])).toMatchObject({ msg: 'request completed', req: { id: rid, method: 'GET' }, res: { statusCode: 404 } });
