@@ -29,7 +29,7 @@ function hardDeadlineOnSignals(graceMs: number): void {
 
 /**
  * After a signal's shutdown, end with process.exit(0) rather than re-raising the signal: only an
- * exit runs the 'exit' handler that writes the log lines still buffered (the last ~100 ms of
+ * exit runs pino's 'exit' handler that writes the log lines still buffered (the last ~100 ms of
  * them, the shutdown's own included), which a death by signal would drop.
  */
 const SHUTDOWN = { useProcessExit: true };
@@ -80,7 +80,7 @@ function securityHeaders(fastify: FastifyInstance): void {
   const consolePage = helmet(CONSOLE_HEADERS);
   fastify.addHook('onRequest', (req, reply, done) => {
     if (!HTML_PATHS.test(req.url)) return done();
-    (CONSOLE_PATHS.test(req.url) ? consolePage : page)(req.raw, reply.raw, () => done());
+    (CONSOLE_PATHS.test(req.url) ? consolePage : page)(req.raw, reply.raw, (err?: unknown) => done(err as Error | undefined));
   });
 }
 
