@@ -211,6 +211,16 @@ function wrk(script: string, url: string, env: Record<string, string>, seconds: 
   return { perSec: (r.ok + r.conflict) / secs, p50: r.p50, p99: r.p99, errors: r.other + r.socketErrors, ok: r.ok, conflict: r.conflict, driverTicks };
 }
 
+/** A 2 s warm-up of the HTTP servers, then the measured window with the CPU they (and the simulator) spend in it. */
+function underLoad(servers: ChildProcess[], url: string, script: string, env: Record<string, string>, simulatorPid: number | undefined): Load {
+  wrk(script, url, env, 2);
+  return cpuWindow(
+    servers.map((p) => p.pid!),
+    simulatorPid,
+    () => wrk(script, url, env, SECONDS),
+  );
+}
+
 function pgbench(script: string, vars: Record<string, string>, seconds: number): Load & { driverTicks: number } {
   progress(`pgbench ${script} ${JSON.stringify(vars)} for ${seconds} s`);
   const dir = mkdtempSync(join(tmpdir(), 'pgbench-'));
@@ -324,12 +334,7 @@ async function main(): Promise<void> {
       );
     }
     try {
-      wrk(script, url, env, 2); // warm-up
-      return cpuWindow(
-        services.map((p) => p.pid!),
-        simulator.pid,
-        () => wrk(script, url, env, SECONDS),
-      );
+      return underLoad(services, url, script, env, simulator.pid);
     } finally {
       services.forEach((p, i) => (rss[i] = Math.max(rss[i], peakRssMb(p.pid!))));
       await Promise.all(services.map(stop));
@@ -352,17 +357,17 @@ async function main(): Promise<void> {
     rows.push({ workload: 'Try, one hot SKU', service, ceilingName: 'raw SQL, one statement per Try', ceiling, ratio, goal: '≥ 1.0', met: ratio >= 1.0 && service.errors === 0 });
   }
   if (ONLY.has('soldout')) {
-    const service = await serviceLoad(tryLua, { BENCH_SKU_PREFIX: 'SOLDOUT-', BENCH_SKUS: '1' });
+    const soldOut = { BENCH_SKU_PREFIX: 'SOLDOUT-', BENCH_SKUS: '1' };
+    const service = await serviceLoad(tryLua, soldOut);
     const barePort = await freePort();
     const bare: ChildProcess[] = [];
-    for (let i = 0; i < PROCESSES; i++) bare.push(await start(['dist/bench/bare-409.js'], { BENCH_PORT: String(barePort) }, /listening/));
-    wrk(tryLua, `http://127.0.0.1:${barePort}`, {}, 2);
-    const ceiling = cpuWindow(
-      bare.map((p) => p.pid!),
-      undefined,
-      () => wrk(tryLua, `http://127.0.0.1:${barePort}`, { BENCH_SKU_PREFIX: 'SOLDOUT-', BENCH_SKUS: '1' }, SECONDS),
-    );
-    await Promise.all(bare.map(stop));
+    let ceiling: Load;
+    try {
+      for (let i = 0; i < PROCESSES; i++) bare.push(await start(['dist/bench/bare-409.js'], { BENCH_PORT: String(barePort) }, /listening/));
+      ceiling = underLoad(bare, `http://127.0.0.1:${barePort}`, tryLua, soldOut, undefined);
+    } finally {
+      await Promise.all(bare.map(stop));
+    }
     const ratio = service.perSec / ceiling.perSec;
     rows.push({ workload: 'Try, sold-out SKU (409)', service, ceilingName: 'bare node:http answering a fixed 409', ceiling, ratio, goal: '≥ 0.5, p99 < 10 ms', met: ratio >= 0.5 && service.p99 < 10 && service.errors === 0 && service.ok === 0 });
   }
