@@ -8,6 +8,16 @@ export function sendProblem(reply: FastifyReply, code: ErrorCode, detail: string
   return reply.code(body.status).type('application/problem+json').send(JSON.stringify(body));
 }
 
+/**
+ * A contract refusal a handler returns instead of throwing (a hot path: see TryAnswer), as the
+ * body of a passthrough reply: the same problem+json the filter would send.
+ */
+export function problemAnswer(reply: FastifyReply, err: AppError): string {
+  const body = toProblem(err.code, err.message, err.extra, err.status);
+  reply.code(body.status).type('application/problem+json');
+  return JSON.stringify(body);
+}
+
 function codeForHttpStatus(status: number): ErrorCode {
   switch (status) {
     case 401:

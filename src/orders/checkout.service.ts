@@ -9,7 +9,7 @@ import { OrderScheduler } from './order-scheduler.js';
 import { MoveResult, OrderAnswer, OrderStore } from './order-store.js';
 import { CreateOrderBody } from './orders.schemas.js';
 import { REFUND, refundWatchMs } from './refund-state.js';
-import { TryEngine, TryResult } from './try-engine.js';
+import { TryAnswer, TryEngine } from './try-engine.js';
 
 /** The coordinator's Try and Cancel, and reads. Confirm lives in confirm.service.ts. */
 @Injectable()
@@ -28,10 +28,10 @@ export class CheckoutService {
     this.maxTtlMs = config.env.RESERVATION_MAX_TTL_MS;
   }
 
-  /** Try: reserve every line or nothing, once per Idempotency-Key (see TryEngine). */
-  async try(key: string, body: CreateOrderBody, raw: unknown): Promise<TryResult> {
+  /** Try: reserve every line or nothing, once per Idempotency-Key (see TryEngine); a refusal comes back as a value. */
+  async try(key: string, body: CreateOrderBody, raw: unknown): Promise<TryAnswer> {
     const dup = duplicateSku(body.items);
-    if (dup) throw AppError.validation([{ field: 'items', message: `each SKU may appear at most once; ${dup} repeats` }]);
+    if (dup) return AppError.validation([{ field: 'items', message: `each SKU may appear at most once; ${dup} repeats` }]);
     return this.engine.reserve({ key, hash: requestHash(raw), customerId: body.customerId, items: body.items });
   }
 

@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../common/errors.js';
 import { ApiErrors, ApiJson, ApiJsonBody, ref } from '../http/api-docs.js';
 import { IDEMPOTENCY_KEY_PATTERN, isOrderId } from '../http/schemas.js';
+import { problemAnswer } from '../http/problem.js';
 import { BodyPipe } from '../http/validation.js';
 import { CheckoutService } from './checkout.service.js';
 import { ConfirmService } from './confirm.service.js';
@@ -44,6 +45,7 @@ export class OrdersController {
       throw AppError.validation([{ field: 'Idempotency-Key', message: 'Idempotency-Key header required: 1-255 characters of [A-Za-z0-9_.:-]' }]);
     }
     const result = await this.checkout.try(key, body, req.body);
+    if (result instanceof AppError) return problemAnswer(res, result);
     return json(res, result.created ? 201 : 200, result.body);
   }
 

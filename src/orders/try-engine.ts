@@ -23,6 +23,14 @@ export interface TryResult {
   body: string;
 }
 
+/**
+ * What a Try answers: the order, or the contract's refusal as a value. A refusal is the common
+ * answer on a sold-out SKU (thousands a second), and a thrown error costs Nest's exception path
+ * and a rejected promise per async frame: ~40 µs of CPU per request, more than a third of a
+ * refusal's whole cost (BENCHMARKS.md). Returned, it is answered like an order.
+ */
+export type TryAnswer = TryResult | AppError;
+
 interface Row {
   r_idx: number;
   r_outcome: string;
@@ -83,7 +91,7 @@ export class TryEngine {
    * Reserves every line or nothing. A key that another Try is claiming right now is tried again
    * until IDEMPOTENCY_WAIT_MS has passed, then answered IDEMPOTENCY_IN_PROGRESS.
    */
-  async reserve(req: TryRequest): Promise<TryResult> {
+  async reserve(req: TryRequest): Promise<TryAnswer> {
     if (this.looksShort(req)) {
       const row = await this.probe.submit(req);
       // 'retry': the snapshot cannot refuse it. IN_PROGRESS: its key is busy; the loop below waits.
@@ -156,29 +164,29 @@ export class TryEngine {
     );
   }
 
-  private finish(row: Row, req: TryRequest): TryResult {
+  private finish(row: Row, req: TryRequest): TryAnswer {
     switch (row.r_outcome) {
       case 'created':
       case 'replayed':
         return { created: row.r_outcome === 'created', body: row.r_body! };
       case 'INSUFFICIENT_STOCK':
-        throw new AppError('INSUFFICIENT_STOCK', `only ${row.r_available} of ${row.r_sku} available, ${row.r_requested} requested`, {
+        return new AppError('INSUFFICIENT_STOCK', `only ${row.r_available} of ${row.r_sku} available, ${row.r_requested} requested`, {
           sku: row.r_sku,
           requested: row.r_requested,
           available: row.r_available,
         });
       case 'UNKNOWN_SKU':
-        throw new AppError('UNKNOWN_SKU', `SKU ${row.r_sku} does not exist`, { sku: row.r_sku });
+        return new AppError('UNKNOWN_SKU', `SKU ${row.r_sku} does not exist`, { sku: row.r_sku });
       case 'CURRENCY_MISMATCH':
-        throw new AppError('CURRENCY_MISMATCH', 'the order mixes SKUs priced in different currencies');
+        return new AppError('CURRENCY_MISMATCH', 'the order mixes SKUs priced in different currencies');
       case 'HOLD_LIMIT_REACHED':
-        throw new AppError('HOLD_LIMIT_REACHED', `customer ${req.customerId} already holds ${this.env.CUSTOMER_MAX_HOLDING_ORDERS} orders`, {
+        return new AppError('HOLD_LIMIT_REACHED', `customer ${req.customerId} already holds ${this.env.CUSTOMER_MAX_HOLDING_ORDERS} orders`, {
           limit: this.env.CUSTOMER_MAX_HOLDING_ORDERS,
         });
       case 'IDEMPOTENCY_KEY_REUSED':
-        throw new AppError('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used with a different request body');
+        return new AppError('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used with a different request body');
       case 'IDEMPOTENCY_IN_PROGRESS':
-        throw new AppError('IDEMPOTENCY_IN_PROGRESS', 'a request with this Idempotency-Key is still running; retry shortly');
+        return new AppError('IDEMPOTENCY_IN_PROGRESS', 'a request with this Idempotency-Key is still running; retry shortly');
       default:
         throw new Error(`tcc_try_batch answered ${row.r_outcome}`);
     }
