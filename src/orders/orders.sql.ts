@@ -2,7 +2,7 @@ import { statement } from '../database/db.js';
 
 /**
  * Every statement of the orders module. The heavy lifting lives in SQL functions (migrations):
- * tcc_try_batch (Try for a batch), tcc_claim (one gateway attempt at a time), tcc_apply (the
+ * tcc_try_batch (Try for a batch), tcc_probe (its lock-free judgement alone), tcc_claim (one gateway attempt at a time), tcc_apply (the
  * only writer of orders.status, for a batch of moves). State lists are parameters, never retyped.
  */
 export const ORDERS_SQL = {
@@ -10,6 +10,12 @@ export const ORDERS_SQL = {
     'orders_try_batch',
     `SELECT r_idx, r_outcome, r_body, r_sku, r_requested, r_available
        FROM tcc_try_batch($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::text[], $7::int[], $8::float8, $9::int, $10::text[], $11::boolean)`,
+  ),
+
+  /** The sold-out probe: tcc_try_batch's judgement on the last committed state, with no lock on any row. */
+  probe: statement(
+    'orders_probe',
+    `SELECT r_idx, r_outcome, r_body, r_sku, r_requested, r_available FROM tcc_probe($1::text[], $2::text[], $3::int[], $4::int[], $5::text[], $6::int[])`,
   ),
 
   claim: statement('orders_claim', `SELECT * FROM tcc_claim($1::uuid[], $2::text[], $3::boolean[], $4::float8, $5::text[])`),

@@ -130,19 +130,23 @@ export class TryEngine {
         qty.push(l.quantity);
       }
     }
-    const rows = await this.db.sql.rows<Row>(ORDERS_SQL.tryBatch, [
-      batch.map((r) => r.key),
-      batch.map((r) => r.hash),
-      batch.map((r) => r.customerId),
-      starts,
-      counts,
-      skus,
-      qty,
-      this.env.RESERVATION_TTL_MS,
-      this.env.CUSTOMER_MAX_HOLDING_ORDERS,
-      HOLDING,
-      snapshotOnly,
-    ]);
+    const keys = batch.map((r) => r.key);
+    const hashes = batch.map((r) => r.hash);
+    const rows = snapshotOnly
+      ? await this.db.sql.rows<Row>(ORDERS_SQL.probe, [keys, hashes, starts, counts, skus, qty])
+      : await this.db.sql.rows<Row>(ORDERS_SQL.tryBatch, [
+          keys,
+          hashes,
+          batch.map((r) => r.customerId),
+          starts,
+          counts,
+          skus,
+          qty,
+          this.env.RESERVATION_TTL_MS,
+          this.env.CUSTOMER_MAX_HOLDING_ORDERS,
+          HOLDING,
+          false,
+        ]);
     const out: Row[] = new Array(batch.length);
     let created = false;
     if (this.available.size > MAX_HINTS) this.available.clear();
