@@ -60,6 +60,8 @@ const defaultIds: IdGenerator = (prefix) => `${prefix}_${randomUUID().replaceAll
 
 export class Ledger {
   private readonly payments = new Map<string, Payment>();
+  /** Payment ids by reference, in the order they were made: a lookup reads its own, not the whole book. */
+  private readonly byReference = new Map<string, string[]>();
   private readonly refunds = new Map<string, Refund>();
   // Charges and refunds have separate key spaces, as with real gateways'
   // per-endpoint idempotency, so a client reusing an order id as both keys is safe.
@@ -92,6 +94,9 @@ export class Ledger {
       refundedMinor: 0,
     };
     this.payments.set(payment.id, payment);
+    const ids = this.byReference.get(payment.reference);
+    if (ids) ids.push(payment.id);
+    else this.byReference.set(payment.reference, [payment.id]);
     this.chargeKeys.set(key, { fingerprint, resultId: payment.id });
     return { ...payment };
   }
@@ -122,7 +127,7 @@ export class Ledger {
   }
 
   paymentsByReference(reference: string): Payment[] {
-    return [...this.payments.values()].filter((p) => p.reference === reference).map((p) => ({ ...p }));
+    return (this.byReference.get(reference) ?? []).map((id) => ({ ...this.payments.get(id)! }));
   }
 
   snapshot(): LedgerSnapshot {
@@ -136,6 +141,7 @@ export class Ledger {
 
   reset(): void {
     this.payments.clear();
+    this.byReference.clear();
     this.refunds.clear();
     this.chargeKeys.clear();
     this.refundKeys.clear();

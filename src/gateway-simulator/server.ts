@@ -103,6 +103,18 @@ const paymentReply = (p: Payment, replayed: boolean): Reply => ({
   headers: replayed ? { 'idempotent-replayed': 'true' } : undefined,
 });
 
+const NO_QUERY = new URLSearchParams();
+
+/**
+ * The path and query of a request target. A plain path (no query, no escapes, no dot segments: a
+ * charge) is taken as it is; anything else is parsed as a URL, which normalises it.
+ */
+function parseUrl(target: string): { pathname: string; searchParams: URLSearchParams } {
+  if (target.startsWith('/') && !/[?%#]|\/\./.test(target)) return { pathname: target, searchParams: NO_QUERY };
+  const url = new URL(target, 'http://simulator.local');
+  return { pathname: url.pathname, searchParams: url.searchParams };
+}
+
 export function createSimulatorServer(initialFaults: Partial<Faults> = {}): Simulator {
   const ledger = new Ledger();
   const faults: Faults = mergeFaults(defaultFaults(), initialFaults);
@@ -199,7 +211,7 @@ export function createSimulatorServer(initialFaults: Partial<Faults> = {}): Simu
     return undefined;
   }
 
-  async function payments(req: http.IncomingMessage, url: URL): Promise<Reply | undefined> {
+  async function payments(req: http.IncomingMessage, url: { pathname: string; searchParams: URLSearchParams }): Promise<Reply | undefined> {
     const path = url.pathname;
     if (path !== '/payments' && !path.startsWith('/payments/')) return undefined;
     // "down" models a dead gateway: answer at once, touch nothing, not even the body.
@@ -216,9 +228,23 @@ export function createSimulatorServer(initialFaults: Partial<Faults> = {}): Simu
     return undefined;
   }
 
-  /** Resolves false if the client went away (or the simulator closed) first. */
-  function wait(res: http.ServerResponse, ms: number): Promise<boolean> {
+  /**
+   * Resolves false if the client went away (or the simulator closed) first. The plain latency of an
+   * answer already decided only needs the timer (the writer checks that the client is still there);
+   * a fault's wait also watches the client, because what it does afterwards (a late charge) must
+   * not happen for a client that left.
+   */
+  function wait(res: http.ServerResponse, ms: number, watchClient: boolean): Promise<boolean> {
     if (ms <= 0) return Promise.resolve(true);
+    if (!watchClient) {
+      return new Promise((resolve) => {
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          resolve(true);
+        }, ms);
+        timers.add(timer);
+      });
+    }
     return new Promise((resolve) => {
       const timer = setTimeout(() => finish(true), ms);
       timers.add(timer);
@@ -234,7 +260,7 @@ export function createSimulatorServer(initialFaults: Partial<Faults> = {}): Simu
   }
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://simulator.local');
+    const url = parseUrl(req.url ?? '/');
     let reply: Reply | undefined;
     let isPayments = false;
     try {
@@ -250,7 +276,7 @@ export function createSimulatorServer(initialFaults: Partial<Faults> = {}): Simu
       isPayments = url.pathname.startsWith('/payments');
     }
     const delayMs = (isPayments ? faults.latencyMs : 0) + (reply.delayMs ?? 0);
-    if (!(await wait(res, delayMs))) return;
+    if (!(await wait(res, delayMs, reply.delayMs !== undefined))) return;
     if (reply.later) reply = reply.later();
     if (res.destroyed || res.writableEnded) return;
     const payload = JSON.stringify(reply.body);
