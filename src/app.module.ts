@@ -23,6 +23,7 @@ import { OpsServer } from './ops/ops-server.js';
 import { CheckoutService } from './orders/checkout.service.js';
 import { ConfirmService } from './orders/confirm.service.js';
 import { DueOrders } from './orders/due-orders.js';
+import { OrderAnswers } from './orders/order-answers.js';
 import { OrderScheduler } from './orders/order-scheduler.js';
 import { OrderStore } from './orders/order-store.js';
 import { OrdersController } from './orders/orders.controller.js';
@@ -67,6 +68,7 @@ export class AppModule {
       TryEngine,
       CheckoutService,
       ConfirmService,
+      OrderAnswers,
       RefundService,
       DueOrders,
       AdminService,

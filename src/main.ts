@@ -10,7 +10,8 @@ import { registerConsolePages } from './console/console-pages.js';
 import { ConsoleSessions } from './console/console-sessions.js';
 import { runPendingMigrations } from './database/migrate.js';
 import { Authenticator } from './http/auth.js';
-import { clientError, configureHttp, frameworkErrors, requestIdOf } from './http/http-setup.js';
+import { FastPath } from './http/fast-path.js';
+import { clientError, configureHttp, frameworkErrors, requestIdOf, responseRecorder } from './http/http-setup.js';
 import { BODY_LIMIT } from './http/json-body.js';
 import { ProblemFilter } from './http/problem.js';
 import { RateLimiter } from './http/rate-limit.js';
@@ -18,6 +19,7 @@ import { JobScheduler } from './jobs/job-scheduler.js';
 import { createRootLogger, PinoLoggerService } from './logging/logger.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { registerQueueBoard } from './ops/queue-board.js';
+import { OrderAnswers } from './orders/order-answers.js';
 import { setupSwagger } from './ops/swagger.js';
 
 /** A shutdown that cannot finish (a dependency hangs) must still end the process. */
@@ -109,7 +111,9 @@ async function bootstrap(): Promise<void> {
   }
 
   const auth = new Authenticator(env.ADMIN_TOKEN);
+  const fastPath = new FastPath();
   const adapter = new FastifyAdapter({
+    serverFactory: fastPath.serverFactory as never,
     bodyLimit: BODY_LIMIT,
     genReqId: (req: { headers: Record<string, string | string[] | undefined> }) => requestIdOf(req),
     frameworkErrors: frameworkErrors(() => auth),
@@ -124,7 +128,10 @@ async function bootstrap(): Promise<void> {
   const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
   const rateLimiter =
     env.RATE_LIMIT_PER_MINUTE > 0 ? new RateLimiter({ perMinute: env.RATE_LIMIT_PER_MINUTE, redisUrl: env.REDIS_URL, prefix: env.QUEUE_PREFIX }) : undefined;
-  configureHttp(fastify, { auth, metrics: app.get(MetricsService), logger: root, logRequests: env.LOG_REQUESTS, rateLimiter });
+  const httpSetup = { auth, metrics: app.get(MetricsService), logger: root, logRequests: env.LOG_REQUESTS, rateLimiter };
+  configureHttp(fastify, httpSetup);
+  // Try and Confirm straight from node:http (http/fast-path.ts); with the rate limit on, Fastify's hook applies it to them.
+  if (!rateLimiter) fastPath.install(fastify, app.get(OrderAnswers), responseRecorder(httpSetup), httpSetup.metrics.fastPathRequests);
   securityHeaders(fastify);
   await registerQueueBoard(fastify, app.get(JobScheduler));
   auth.useSessions(app.get(ConsoleSessions));

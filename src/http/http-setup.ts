@@ -70,22 +70,28 @@ export function configureHttp(app: FastifyInstance, setup: HttpSetup): void {
     requestContext.run({ reqId: req.id }, done);
   });
 
+  const record = responseRecorder(setup);
   app.addHook('onResponse', (req, reply, done) => {
-    const route = req.routeOptions?.url ?? 'unmatched';
-    const status = reply.statusCode;
-    setup.metrics.httpDuration.observe({ method: req.method, route, status: String(status) }, reply.elapsedTime / 1000);
-    if (setup.logRequests === 'all' || status >= 500) {
-      const path = pathOf(req.url);
-      const order = ORDER_IN_PATH.exec(path);
-      if (!(route === '/metrics' || route.startsWith('/health'))) {
-        setup.logger[status >= 500 ? 'error' : 'info'](
-          { req: { id: req.id, method: req.method, url: path }, res: { statusCode: status }, responseTime: Math.round(reply.elapsedTime), ...(order ? { orderId: order[1] } : {}) },
-          'request completed',
-        );
-      }
-    }
+    record(req.method, req.routeOptions?.url ?? 'unmatched', req.url, req.id, reply.statusCode, reply.elapsedTime);
     done();
   });
+}
+
+/** After every answer: its latency by route, and its access-log line (with its request and order ids). */
+export type ResponseRecorder = (method: string, route: string, url: string, requestId: string, status: number, elapsedMs: number) => void;
+
+export function responseRecorder(setup: Pick<HttpSetup, 'metrics' | 'logger' | 'logRequests'>): ResponseRecorder {
+  return (method, route, url, requestId, status, elapsedMs) => {
+    setup.metrics.httpDuration.observe({ method, route, status: String(status) }, elapsedMs / 1000);
+    if (setup.logRequests !== 'all' && status < 500) return;
+    if (route === '/metrics' || route.startsWith('/health')) return;
+    const path = pathOf(url);
+    const order = ORDER_IN_PATH.exec(path);
+    setup.logger[status >= 500 ? 'error' : 'info'](
+      { req: { id: requestId, method, url: path }, res: { statusCode: status }, responseTime: Math.round(elapsedMs), ...(order ? { orderId: order[1] } : {}) },
+      'request completed',
+    );
+  };
 }
 
 /**

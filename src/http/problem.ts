@@ -1,21 +1,14 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { AppError, ErrorCode, toProblem } from '../common/errors.js';
+import { AppError, ErrorCode, Problem, toProblem } from '../common/errors.js';
 import { isConnectionError } from '../database/db.js';
+
+/** The media type of every error answer (Fastify adds `; charset=utf-8`, as the fast path writes it). */
+export const PROBLEM_TYPE = 'application/problem+json';
 
 export function sendProblem(reply: FastifyReply, code: ErrorCode, detail: string, extra: Record<string, unknown> = {}, status?: number): FastifyReply {
   const body = toProblem(code, detail, extra, status);
-  return reply.code(body.status).type('application/problem+json').send(JSON.stringify(body));
-}
-
-/**
- * A contract refusal a handler returns instead of throwing (a hot path: see TryAnswer), as the
- * body of a passthrough reply: the same problem+json the filter would send.
- */
-export function problemAnswer(reply: FastifyReply, err: AppError): string {
-  const body = toProblem(err.code, err.message, err.extra, err.status);
-  reply.code(body.status).type('application/problem+json');
-  return JSON.stringify(body);
+  return reply.code(body.status).type(PROBLEM_TYPE).send(JSON.stringify(body));
 }
 
 function codeForHttpStatus(status: number): ErrorCode {
@@ -51,38 +44,32 @@ const logger = new Logger('Problem');
 
 /**
  * The one place errors become HTTP answers: problem+json with the contract's code, never a stack.
- * Used by the Nest filter (errors thrown by handlers) and Fastify's error handler (errors from
- * body parsing and hooks, before Nest sees the request).
+ * Used by the Nest filter (errors thrown by handlers), Fastify's error handler (errors from body
+ * parsing and hooks, before Nest sees the request) and the checkout fast path (http/fast-path.ts).
+ * Only an error nothing here recognises is logged, as the defect it is.
  */
-export function answerError(err: unknown, reply: FastifyReply): void {
-  if (reply.sent) return;
-  if (err instanceof AppError) {
-    sendProblem(reply, err.code, err.message, err.extra, err.status);
-    return;
-  }
+export function problemOf(err: unknown): Problem {
+  if (err instanceof AppError) return toProblem(err.code, err.message, err.extra, err.status);
   if (err instanceof HttpException) {
     const code = codeForHttpStatus(err.getStatus());
-    const detail = code === 'NOT_FOUND' ? 'no such resource' : code === 'PAYLOAD_TOO_LARGE' ? 'the body is over 64 KiB' : err.message;
-    sendProblem(reply, code, detail);
-    return;
+    return toProblem(code, code === 'NOT_FOUND' ? 'no such resource' : code === 'PAYLOAD_TOO_LARGE' ? 'the body is over 64 KiB' : err.message);
   }
   const fastifyCode = (err as { code?: string })?.code;
   if (fastifyCode && FASTIFY_CODES[fastifyCode]) {
     const code = FASTIFY_CODES[fastifyCode];
-    sendProblem(reply, code, code === 'PAYLOAD_TOO_LARGE' ? 'the body is over 64 KiB' : (err as Error).message);
-    return;
+    return toProblem(code, code === 'PAYLOAD_TOO_LARGE' ? 'the body is over 64 KiB' : (err as Error).message);
   }
-  if (isConnectionError(err)) {
-    sendProblem(reply, 'SERVICE_UNAVAILABLE', 'a dependency cannot be reached');
-    return;
-  }
+  if (isConnectionError(err)) return toProblem('SERVICE_UNAVAILABLE', 'a dependency cannot be reached');
   const status = (err as { statusCode?: number })?.statusCode;
-  if (typeof status === 'number' && status >= 400 && status < 500) {
-    sendProblem(reply, codeForHttpStatus(status), (err as Error).message ?? 'bad request');
-    return;
-  }
+  if (typeof status === 'number' && status >= 400 && status < 500) return toProblem(codeForHttpStatus(status), (err as Error).message ?? 'bad request');
   logger.error({ err: describeError(err) }, 'unhandled error');
-  sendProblem(reply, 'INTERNAL', 'internal error');
+  return toProblem('INTERNAL', 'internal error');
+}
+
+export function answerError(err: unknown, reply: FastifyReply): void {
+  if (reply.sent) return;
+  const body = problemOf(err);
+  reply.code(body.status).type(PROBLEM_TYPE).send(JSON.stringify(body));
 }
 
 /** An error as a log may show it: name, message, code and stack, never attached parameters. */

@@ -57,7 +57,16 @@ export function validate<S extends TSchema>(schema: S, value: unknown, root: 'bo
   throw AppError.validation(errors);
 }
 
-/** `@Body(new BodyPipe(Schema))`: a missing body counts as `{}`, anything but an object is refused. */
+/** A request body against its schema: a missing body counts as `{}`, anything but an object is refused. */
+export function validateBody<S extends TSchema>(schema: S, value: unknown): Static<S> {
+  const input = value === undefined ? {} : value;
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    throw AppError.validation([{ field: 'body', message: 'the body must be a JSON object' }]);
+  }
+  return validate(schema, input, 'body');
+}
+
+/** `@Body(new BodyPipe(Schema))`: validateBody as a Nest pipe. */
 @Injectable()
 export class BodyPipe<S extends TSchema> implements PipeTransform {
   constructor(private readonly schema: S) {
@@ -65,11 +74,7 @@ export class BodyPipe<S extends TSchema> implements PipeTransform {
   }
 
   transform(value: unknown): Static<S> {
-    const input = value === undefined ? {} : value;
-    if (input === null || typeof input !== 'object' || Array.isArray(input)) {
-      throw AppError.validation([{ field: 'body', message: 'the body must be a JSON object' }]);
-    }
-    return validate(this.schema, input, 'body');
+    return validateBody(this.schema, value);
   }
 }
 

@@ -17,6 +17,7 @@ export const LABELS = {
   webhookOutcome: ['delivered', 'retried', 'failed'],
   participantExpiry: ['canceled'],
   retentionKind: ['orders', 'order_events', 'barrier_rows', 'reservations', 'branches', 'webhook_deliveries'],
+  fastPathRoute: ['/orders', '/orders/:id/confirm'],
 } as const;
 
 /**
@@ -36,6 +37,7 @@ export class MetricsService {
   readonly needsAttention = this.counter('tcc_orders_need_attention_total', 'Times an order was flagged for a human, by reason', 'reason', LABELS.attentionReason);
   readonly webhookDeliveries = this.counter('tcc_webhook_deliveries_total', 'Webhook delivery attempts by outcome (delivered, retried, failed)', 'outcome', LABELS.webhookOutcome);
   readonly participantExpired = this.counter('tcc_participant_branches_expired_total', 'Outside coordinators\' branches canceled by their timeout', 'result', LABELS.participantExpiry);
+  readonly fastPathRequests = this.counter('tcc_http_fast_path_requests_total', 'Try and Confirm requests answered straight from node:http (http/fast-path.ts), by route', 'route', LABELS.fastPathRoute);
   readonly retentionDeleted = this.counter('tcc_retention_deleted_total', 'Rows deleted by retention (older than RETENTION_DAYS), by kind', 'kind', LABELS.retentionKind);
 
   readonly gatewayRefusals = new Counter({

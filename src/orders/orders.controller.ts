@@ -1,15 +1,11 @@
-import { Body, Controller, Get, Headers, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../common/errors.js';
 import { ApiErrors, ApiJson, ApiJsonBody, ref } from '../http/api-docs.js';
-import { IDEMPOTENCY_KEY_PATTERN, isOrderId } from '../http/schemas.js';
-import { problemAnswer } from '../http/problem.js';
+import { PROBLEM_TYPE } from '../http/problem.js';
 import { BodyPipe } from '../http/validation.js';
 import { CheckoutService } from './checkout.service.js';
-import { ConfirmService } from './confirm.service.js';
-import { confirmHttpStatus } from './order-state.js';
-import { OrderAnswer } from './order-store.js';
+import { Answer, OrderAnswers } from './order-answers.js';
 import { ConfirmBody, CreateOrderBody, ExtendBody, Order } from './orders.schemas.js';
 
 const ORDER = ref('Order', Order);
@@ -20,12 +16,18 @@ function json(res: FastifyReply, status: number, body: string): string {
   return body;
 }
 
+/** A checkout answer (an order, or a problem) as the body of a passthrough reply. */
+function send(res: FastifyReply, answer: Answer): string {
+  res.code(answer.status).type(answer.problem ? PROBLEM_TYPE : 'application/json');
+  return answer.body;
+}
+
 @ApiTags('checkout')
 @Controller('orders')
 export class OrdersController {
   constructor(
     private readonly checkout: CheckoutService,
-    private readonly confirmation: ConfirmService,
+    private readonly answers: OrderAnswers,
   ) {}
 
   @Post()
@@ -35,18 +37,8 @@ export class OrdersController {
   @ApiJson(201, ORDER, 'TRY_SUCCESS: every line reserved until reservationExpiresAt')
   @ApiJson(200, ORDER, 'a replay of the same key and body: the first order, nothing reserved again')
   @ApiErrors('RATE_LIMITED', 'PAYLOAD_TOO_LARGE', 'MALFORMED_JSON', 'VALIDATION_FAILED', 'IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_IN_PROGRESS', 'HOLD_LIMIT_REACHED', 'UNKNOWN_SKU', 'CURRENCY_MISMATCH', 'INSUFFICIENT_STOCK')
-  async create(
-    @Body(new BodyPipe(CreateOrderBody)) body: CreateOrderBody,
-    @Headers('idempotency-key') key: string | undefined,
-    @Req() req: FastifyRequest,
-    @Res({ passthrough: true }) res: FastifyReply,
-  ): Promise<string> {
-    if (!key || !IDEMPOTENCY_KEY_PATTERN.test(key)) {
-      throw AppError.validation([{ field: 'Idempotency-Key', message: 'Idempotency-Key header required: 1-255 characters of [A-Za-z0-9_.:-]' }]);
-    }
-    const result = await this.checkout.try(key, body, req.body);
-    if (result instanceof AppError) return problemAnswer(res, result);
-    return json(res, result.created ? 201 : 200, result.body);
+  async create(@Req() req: FastifyRequest, @Res({ passthrough: true }) res: FastifyReply): Promise<string> {
+    return send(res, await this.answers.tryOrder(req.headers['idempotency-key'], req.body));
   }
 
   @Get(':id')
@@ -64,15 +56,8 @@ export class OrdersController {
   @ApiJson(202, ORDER, 'TRY_SUCCESS or CONFIRM_PENDING: an attempt is running, or retries are scheduled')
   @ApiJson(402, ORDER, 'PAY_FAILED: declined, refused by the gateway, or retries exhausted; stock released')
   @ApiErrors('RATE_LIMITED', 'PAYLOAD_TOO_LARGE', 'MALFORMED_JSON', 'VALIDATION_FAILED', 'NOT_FOUND', 'ORDER_CANCELED')
-  async confirm(
-    @Param('id') id: string,
-    @Body(new BodyPipe(ConfirmBody)) body: ConfirmBody,
-    @Req() req: FastifyRequest,
-    @Res({ passthrough: true }) res: FastifyReply,
-  ): Promise<string> {
-    const order = isOrderId(id) ? await this.confirmation.confirm(id, body.paymentToken, req.id) : undefined;
-    if (!order) throw AppError.notFound(`order ${id}`);
-    return json(res, answerStatus(order), order.body);
+  async confirm(@Param('id') id: string, @Req() req: FastifyRequest, @Res({ passthrough: true }) res: FastifyReply): Promise<string> {
+    return send(res, await this.answers.confirmOrder(id, req.body, req.id));
   }
 
   @Post(':id/extend')
@@ -95,9 +80,3 @@ export class OrdersController {
   }
 }
 
-/** Confirm answers the current state by one mapping (API.md): 200, 202, 402, or ORDER_CANCELED. */
-function answerStatus(order: OrderAnswer): number {
-  const status = confirmHttpStatus(order.status);
-  if (status === 'ORDER_CANCELED') throw new AppError('ORDER_CANCELED', 'the order was canceled');
-  return status;
-}

@@ -1,0 +1,130 @@
+import http from 'node:http';
+import { performance } from 'node:perf_hooks';
+import type { FastifyInstance } from 'fastify';
+import type { Counter } from 'prom-client';
+import { requestContext } from '../logging/logger.js';
+import { requestIdOf, ResponseRecorder } from './http-setup.js';
+import { BODY_LIMIT, parseJsonBody } from './json-body.js';
+import { PROBLEM_TYPE, problemOf } from './problem.js';
+
+/** What a checkout route answers (orders/order-answers.ts): a status and JSON text. */
+export interface FastAnswer {
+  status: number;
+  body: string;
+  problem: boolean;
+}
+
+/** The two routes the fast path serves, from a request's parts to its answer. */
+export interface FastRoutes {
+  tryOrder(key: string | string[] | undefined, body: unknown): Promise<FastAnswer>;
+  confirmOrder(id: string, body: unknown, requestId: string): Promise<FastAnswer>;
+}
+
+const CONFIRM = /^\/orders\/([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\/confirm$/;
+const JSON_TYPE = 'application/json; charset=utf-8';
+const PROBLEM_JSON_TYPE = `${PROBLEM_TYPE}; charset=utf-8`;
+
+/** The options Fastify hands a server factory, as it would apply them to a server of its own. */
+interface ServerOptions {
+  http?: http.ServerOptions;
+  keepAliveTimeout: number;
+  requestTimeout: number;
+  connectionTimeout: number;
+  maxRequestsPerSocket?: number;
+}
+
+/**
+ * The checkout's two hot routes, POST /orders (Try) and POST /orders/{id}/confirm, answered
+ * straight from node:http before Fastify and Nest see the request. The sold-out benchmark spends
+ * most of a refusal's CPU in the HTTP layers, and Fastify's request and reply objects, its hooks
+ * and Nest's router and pipes cost ~30 µs of the ~150 a refusal took (paired runs, BENCHMARKS.md).
+ *
+ * It is the same contract, not a second implementation of it: the answers come from the same
+ * OrderAnswers the Nest controller calls, bodies go through the same JSON reader and input rules,
+ * errors through the same problem mapping, and every answer through the same recorder (latency
+ * metric and access-log line), with the request's id in the log context. Only a plain request
+ * takes this way — a POST with a body whose length is declared and within the limit (or none),
+ * no query, no `Expect` — while the rate limiter is off and the server is not closing; anything
+ * else (a chunked body, a body over 64 KiB, the rate limit, a shutdown's 503) goes to Fastify, as
+ * every other route does.
+ */
+export class FastPath {
+  private routes?: FastRoutes;
+  private record?: ResponseRecorder;
+  private served?: { try: Counter.Internal; confirm: Counter.Internal };
+  private closing = false;
+
+  /** For FastifyAdapter's `serverFactory`: the server Fastify would have made, with this path in front. */
+  readonly serverFactory = (handler: http.RequestListener, options: ServerOptions): http.Server => {
+    const server = http.createServer(options.http ?? {}, (req, res) => {
+      if (!this.take(req, res)) handler(req, res);
+    });
+    server.keepAliveTimeout = options.keepAliveTimeout;
+    server.requestTimeout = options.requestTimeout;
+    server.setTimeout(options.connectionTimeout);
+    if (options.maxRequestsPerSocket && options.maxRequestsPerSocket > 0) server.maxRequestsPerSocket = options.maxRequestsPerSocket;
+    return server;
+  };
+
+  /** Turns the path on once the application is built; from Fastify's close on, Fastify answers (503). */
+  install(fastify: FastifyInstance, routes: FastRoutes, record: ResponseRecorder, served: Counter<'route'>): void {
+    this.routes = routes;
+    this.record = record;
+    this.served = { try: served.labels('/orders'), confirm: served.labels('/orders/:id/confirm') };
+    fastify.addHook('preClose', (done) => {
+      this.closing = true;
+      done();
+    });
+  }
+
+  /** Takes the request if it is one of the two routes in its plain form; false leaves it to Fastify. */
+  private take(req: http.IncomingMessage, res: http.ServerResponse): boolean {
+    if (!this.routes || this.closing || req.method !== 'POST') return false;
+    const url = req.url ?? '';
+    let confirmId: string | undefined;
+    if (url !== '/orders') {
+      const m = url.length === 52 ? CONFIRM.exec(url) : null;
+      if (!m) return false;
+      confirmId = m[1];
+    }
+    const headers = req.headers;
+    if (headers['transfer-encoding'] !== undefined || headers.expect !== undefined) return false;
+    const length = headers['content-length'];
+    if (length !== undefined && !(/^\d{1,6}$/.test(length) && Number(length) <= BODY_LIMIT)) return false;
+
+    const started = performance.now();
+    const requestId = requestIdOf(req);
+    (confirmId === undefined ? this.served!.try : this.served!.confirm).inc();
+    const route = confirmId === undefined ? '/orders' : '/orders/:id/confirm';
+    let text = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => (text += chunk));
+    req.on('error', () => undefined); // the client went away mid-body: nobody to answer
+    req.on('end', () =>
+      requestContext.run({ reqId: requestId }, () => {
+        void this.answer(confirmId, text, req, res, requestId).then((status) => this.record!('POST', route, url, requestId, status, performance.now() - started));
+      }),
+    );
+    return true;
+  }
+
+  private async answer(confirmId: string | undefined, text: string, req: http.IncomingMessage, res: http.ServerResponse, requestId: string): Promise<number> {
+    let answer: FastAnswer;
+    try {
+      const body = parseJsonBody(text);
+      answer = confirmId === undefined ? await this.routes!.tryOrder(req.headers['idempotency-key'], body) : await this.routes!.confirmOrder(confirmId, body, requestId);
+    } catch (err) {
+      const p = problemOf(err);
+      answer = { status: p.status, body: JSON.stringify(p), problem: true };
+    }
+    if (!res.destroyed) {
+      res.writeHead(answer.status, {
+        'x-request-id': requestId,
+        'content-type': answer.problem ? PROBLEM_JSON_TYPE : JSON_TYPE,
+        'content-length': Buffer.byteLength(answer.body),
+      });
+      res.end(answer.body);
+    }
+    return answer.status;
+  }
+}

@@ -1,0 +1,58 @@
+import { Injectable } from '@nestjs/common';
+import { AppError, toProblem } from '../common/errors.js';
+import { IDEMPOTENCY_KEY_PATTERN, isOrderId } from '../http/schemas.js';
+import { validateBody } from '../http/validation.js';
+import { CheckoutService } from './checkout.service.js';
+import { ConfirmService } from './confirm.service.js';
+import { confirmHttpStatus } from './order-state.js';
+import { ConfirmBody, CreateOrderBody } from './orders.schemas.js';
+
+/** What a checkout route answers: a status and JSON text (an order, or a problem when `problem`). */
+export interface Answer {
+  status: number;
+  body: string;
+  problem: boolean;
+}
+
+const order = (status: number, body: string): Answer => ({ status, body, problem: false });
+
+/** A refusal returned as a value (see TryAnswer), answered as the filter would answer it thrown. */
+export function refusal(err: AppError): Answer {
+  const p = toProblem(err.code, err.message, err.extra, err.status);
+  return { status: p.status, body: JSON.stringify(p), problem: true };
+}
+
+/**
+ * Try and Confirm from a request's parts to its answer, whoever serves the request: the Nest
+ * controller, or the fast path that answers these two routes straight from node:http
+ * (http/fast-path.ts). Bad input and failures still throw (AppError, or a database error), for
+ * the caller's one error mapping (http/problem.ts); a Try's refusal is returned.
+ */
+@Injectable()
+export class OrderAnswers {
+  constructor(
+    private readonly checkout: CheckoutService,
+    private readonly confirmation: ConfirmService,
+  ) {}
+
+  /** POST /orders: the body is checked before the Idempotency-Key header (the contract's order). */
+  async tryOrder(key: string | string[] | undefined, raw: unknown): Promise<Answer> {
+    const body = validateBody(CreateOrderBody, raw);
+    if (typeof key !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(key)) {
+      throw AppError.validation([{ field: 'Idempotency-Key', message: 'Idempotency-Key header required: 1-255 characters of [A-Za-z0-9_.:-]' }]);
+    }
+    const result = await this.checkout.try(key, body, raw);
+    if (result instanceof AppError) return refusal(result);
+    return order(result.created ? 201 : 200, result.body);
+  }
+
+  /** POST /orders/{id}/confirm: the current state by one mapping (API.md): 200, 202, 402, or ORDER_CANCELED. */
+  async confirmOrder(id: string, raw: unknown, requestId: string | undefined): Promise<Answer> {
+    const body = validateBody(ConfirmBody, raw);
+    const answer = isOrderId(id) ? await this.confirmation.confirm(id, body.paymentToken, requestId) : undefined;
+    if (!answer) throw AppError.notFound(`order ${id}`);
+    const status = confirmHttpStatus(answer.status);
+    if (status === 'ORDER_CANCELED') throw new AppError('ORDER_CANCELED', 'the order was canceled');
+    return order(status, answer.body);
+  }
+}
