@@ -81,8 +81,14 @@ export function configureHttp(app: FastifyInstance, setup: HttpSetup): void {
 export type ResponseRecorder = (method: string, route: string, url: string, requestId: string, status: number, elapsedMs: number) => void;
 
 export function responseRecorder(setup: Pick<HttpSetup, 'metrics' | 'logger' | 'logRequests'>): ResponseRecorder {
+  // One labelled series per method, route template and status (a bounded set): looked up once,
+  // not hashed from a label object on every answer.
+  const series = new Map<string, ReturnType<MetricsService['httpDuration']['labels']>>();
   return (method, route, url, requestId, status, elapsedMs) => {
-    setup.metrics.httpDuration.observe({ method, route, status: String(status) }, elapsedMs / 1000);
+    const name = `${method} ${route} ${status}`;
+    let latency = series.get(name);
+    if (!latency) series.set(name, (latency = setup.metrics.httpDuration.labels(method, route, String(status))));
+    latency.observe(elapsedMs / 1000);
     if (setup.logRequests !== 'all' && status < 500) return;
     if (route === '/metrics' || route.startsWith('/health')) return;
     const path = pathOf(url);

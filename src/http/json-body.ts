@@ -19,9 +19,26 @@ export function parseJsonBody(text: string): unknown {
   } catch {
     throw new AppError('MALFORMED_JSON', 'the body is not valid JSON');
   }
-  const problem = inspect(value, '');
-  if (problem) throw AppError.validation([problem]);
+  if (!storable(value, 0)) throw AppError.validation([inspect(value, '')!]);
   return value;
+}
+
+/**
+ * The input rules as a yes/no, without the field paths `inspect` builds to name a violation:
+ * every body takes this way, and only a refused one is walked again for its message.
+ */
+function storable(value: unknown, depth: number): boolean {
+  if (typeof value === 'string') return !UNSTORABLE.test(value);
+  if (value === null || typeof value !== 'object') return true;
+  if (depth >= MAX_DEPTH) return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!storable(value[i], depth + 1)) return false;
+    return true;
+  }
+  for (const key in value) {
+    if (UNSTORABLE.test(key) || !storable((value as Record<string, unknown>)[key], depth + 1)) return false;
+  }
+  return true;
 }
 
 /**
