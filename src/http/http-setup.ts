@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RawServerBase } from 'fastify';
 import type pino from 'pino';
 import { AppError, toProblem } from '../common/errors.js';
-import { requestContext } from '../logging/logger.js';
+import { accessLog, requestContext } from '../logging/logger.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { Authenticator, pathOf, Verdict } from './auth.js';
 import { BODY_LIMIT, parseJsonBody } from './json-body.js';
@@ -84,6 +84,7 @@ export function responseRecorder(setup: Pick<HttpSetup, 'metrics' | 'logger' | '
   // One labelled series per method, route template and status (a bounded set): looked up once,
   // not hashed from a label object on every answer.
   const series = new Map<string, ReturnType<MetricsService['httpDuration']['labels']>>();
+  const log = accessLog(setup.logger);
   return (method, route, url, requestId, status, elapsedMs) => {
     const name = `${method} ${route} ${status}`;
     let latency = series.get(name);
@@ -92,11 +93,7 @@ export function responseRecorder(setup: Pick<HttpSetup, 'metrics' | 'logger' | '
     if (setup.logRequests !== 'all' && status < 500) return;
     if (route === '/metrics' || route.startsWith('/health')) return;
     const path = pathOf(url);
-    const order = ORDER_IN_PATH.exec(path);
-    setup.logger[status >= 500 ? 'error' : 'info'](
-      { req: { id: requestId, method, url: path }, res: { statusCode: status }, responseTime: Math.round(elapsedMs), ...(order ? { orderId: order[1] } : {}) },
-      'request completed',
-    );
+    log({ requestId, method, path, status, responseTimeMs: Math.round(elapsedMs), orderId: ORDER_IN_PATH.exec(path)?.[1] });
   };
 }
 

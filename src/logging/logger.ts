@@ -27,16 +27,13 @@ export function createRootLogger(level: LogLevel, base: Record<string, unknown>)
   const destination = pino.destination({ dest: 1, sync: false, minLength: 8192, contentMode: 'buffer' });
   // pino.destination registers its own synchronous flush on process exit.
   setInterval(() => destination.flush(), 100).unref();
-  return pino(
-    {
-      level,
-      base,
-      messageKey: 'msg',
-      serializers: { err: pino.stdSerializers.err },
-    },
-    // In buffer mode SonicBoom.write takes Buffers (its types only name strings).
-    { write: (line: string) => destination.write(Buffer.from(line) as unknown as string) },
-  );
+  // In buffer mode SonicBoom.write takes Buffers (its types only name strings).
+  return pino(loggerOptions(level, base), { write: (line: string) => destination.write(Buffer.from(line) as unknown as string) });
+}
+
+/** The root logger's options (exported for the spec that holds accessLog to pino's own lines). */
+export function loggerOptions(level: LogLevel, base: Record<string, unknown>): pino.LoggerOptions {
+  return { level, base, messageKey: 'msg', serializers: { err: pino.stdSerializers.err } };
 }
 
 /** Nest's LoggerService over pino; a line logged while serving a request carries its reqId. */
@@ -81,4 +78,35 @@ export class PinoLoggerService implements LoggerService {
     if (reqId) fields.reqId = reqId;
     this.root[level](fields, msg ?? '');
   }
+}
+
+/** One request's access-log line (http/http-setup.ts). */
+export interface AccessEntry {
+  requestId: string;
+  method: string;
+  path: string;
+  status: number;
+  responseTimeMs: number;
+  orderId?: string;
+}
+
+/**
+ * Writes access-log lines — one per answered request, the most frequent line by far — as the
+ * root logger would (`root.info({ req, res, responseTime, orderId }, 'request completed')`, byte
+ * for byte, error level at 500 and above), through its own stream and bindings, but without pino's
+ * generic serialisation of a fresh object per line: ~3.5 µs against ~1 µs per line measured. Every
+ * field is already JSON-safe but the path, which is escaped: request ids are validated or made
+ * here (A-Za-z0-9._:-), methods come from Node's parser, order ids from a hex pattern.
+ */
+export function accessLog(root: pino.Logger): (entry: AccessEntry) => void {
+  const stream = (root as unknown as Record<symbol, { write(line: string): void }>)[pino.symbols.streamSym];
+  const bindings = (root as unknown as Record<symbol, string>)[pino.symbols.chindingsSym];
+  return (e) => {
+    const level = e.status >= 500 ? 'error' : 'info';
+    if (!root.isLevelEnabled(level)) return;
+    stream.write(
+      `{"level":${root.levels.values[level]},"time":${Date.now()}${bindings},"req":{"id":"${e.requestId}","method":"${e.method}","url":${JSON.stringify(e.path)}},` +
+        `"res":{"statusCode":${e.status}},"responseTime":${e.responseTimeMs}${e.orderId ? `,"orderId":"${e.orderId}"` : ''},"msg":"request completed"}\n`,
+    );
+  };
 }

@@ -20,6 +20,12 @@ export const LABELS = {
   fastPathRoute: ['/orders', '/orders/:id/confirm'],
 } as const;
 
+/** A batcher's `onBatch`: its engine's batch-size series, looked up once rather than per batch. */
+export function batchSizeOf(metrics: MetricsService, engine: 'try' | 'probe' | 'claim' | 'apply'): (size: number) => void {
+  const series = metrics.batchSize.labels(engine);
+  return (size) => series.observe(size);
+}
+
 /**
  * This process's Prometheus registry: a leaf service every module may use. Series about orders
  * come from Postgres at scrape time (ops/metrics), the same on every process.

@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { Batcher } from '../common/batcher.js';
 import { AppConfig } from '../config/app-config.js';
 import { Db } from '../database/db.js';
-import { MetricsService } from '../metrics/metrics.service.js';
+import { batchSizeOf, MetricsService } from '../metrics/metrics.service.js';
 import { HOLDING, OrderStatus, TERMINAL } from './order-state.js';
 import { Move, moveJson } from './moves.js';
 import { ORDERS_SQL } from './orders.sql.js';
@@ -139,13 +139,13 @@ export class OrderStore {
     this.claims = new Batcher<ClaimRequest, Claim>({
       ...common,
       keyOf: (r) => r.id,
-      onBatch: (n) => metrics.batchSize.observe({ engine: 'claim' }, n),
+      onBatch: batchSizeOf(metrics, 'claim'),
       run: (batch) => this.runClaims(batch, leaseMs),
     });
     this.moves = new Batcher<Move, MoveResult>({
       ...common,
       keyOf: (m) => m.id,
-      onBatch: (n) => metrics.batchSize.observe({ engine: 'apply' }, n),
+      onBatch: batchSizeOf(metrics, 'apply'),
       run: (batch) => this.runMoves(batch),
     });
   }
