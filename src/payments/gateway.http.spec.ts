@@ -1,4 +1,6 @@
-import { classify } from './gateway.http.js';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { classify, GatewayHttp } from './gateway.http.js';
 import { GatewayRejectedError, GatewayUnavailableError, netCaptured } from './gateway.types.js';
 
 describe('classify', () => {
@@ -23,5 +25,41 @@ describe('netCaptured', () => {
   });
   it('is zero for a declined payment', () => {
     expect(netCaptured({ ...base, status: 'declined' })).toBe(0);
+  });
+});
+
+describe('GatewayHttp timeout', () => {
+  // A gateway that answers its headers at once, then a body chunk every 100 ms, never ending: no
+  // single wait reaches the timeout, only the call as a whole does.
+  let server: http.Server;
+  let url: string;
+  let closed: Promise<void>;
+  beforeEach(async () => {
+    let sawClose: () => void;
+    closed = new Promise((resolve) => (sawClose = resolve));
+    server = http.createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"data":[');
+      const timer = setInterval(() => res.write(' '), 100);
+      req.socket.on('close', () => {
+        clearInterval(timer);
+        sawClose();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterEach(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('bounds the whole call, not only each wait: a trickling body fails as a timeout and the call is aborted', async () => {
+    const client = new GatewayHttp(url, 300);
+    const err = await client.listByReference('order-1').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GatewayUnavailableError);
+    expect((err as GatewayUnavailableError).reason).toBe('timeout');
+    await closed; // the connection was given up, not left streaming
+    await client.close();
   });
 });
