@@ -11,7 +11,7 @@ import { ConsoleSessions } from './console/console-sessions.js';
 import { runPendingMigrations } from './database/migrate.js';
 import { Authenticator } from './http/auth.js';
 import { FastPath } from './http/fast-path.js';
-import { clientError, configureHttp, frameworkErrors, requestIdOf, responseRecorder } from './http/http-setup.js';
+import { clientError, configureHttp, frameworkErrors, requestIdOf } from './http/http-setup.js';
 import { BODY_LIMIT } from './http/json-body.js';
 import { ProblemFilter } from './http/problem.js';
 import { RateLimiter } from './http/rate-limit.js';
@@ -129,9 +129,9 @@ async function bootstrap(): Promise<void> {
   const rateLimiter =
     env.RATE_LIMIT_PER_MINUTE > 0 ? new RateLimiter({ perMinute: env.RATE_LIMIT_PER_MINUTE, redisUrl: env.REDIS_URL, prefix: env.QUEUE_PREFIX }) : undefined;
   const httpSetup = { auth, metrics: app.get(MetricsService), logger: root, logRequests: env.LOG_REQUESTS, rateLimiter };
-  configureHttp(fastify, httpSetup);
+  const record = configureHttp(fastify, httpSetup);
   // Try and Confirm straight from node:http (http/fast-path.ts); with the rate limit on, Fastify's hook applies it to them.
-  if (!rateLimiter) fastPath.install(fastify, app.get(OrderAnswers), responseRecorder(httpSetup), httpSetup.metrics.fastPathRequests);
+  if (!rateLimiter) fastPath.install(fastify, app.get(OrderAnswers), record, httpSetup.metrics.fastPathRequests);
   securityHeaders(fastify);
   await registerQueueBoard(fastify, app.get(JobScheduler));
   auth.useSessions(app.get(ConsoleSessions));

@@ -36,7 +36,7 @@ export interface HttpSetup {
  * route. Errors Fastify itself raises (a body over the limit, a parse error) reach Nest's error
  * handler and so the ProblemFilter, like every other error.
  */
-export function configureHttp(app: FastifyInstance, setup: HttpSetup): void {
+export function configureHttp(app: FastifyInstance, setup: HttpSetup): ResponseRecorder {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (_req, body, done) => {
     try {
@@ -75,12 +75,13 @@ export function configureHttp(app: FastifyInstance, setup: HttpSetup): void {
     record(req.method, req.routeOptions?.url ?? 'unmatched', req.url, req.id, reply.statusCode, reply.elapsedTime);
     done();
   });
+  return record;
 }
 
 /** After every answer: its latency by route, and its access-log line (with its request and order ids). */
 export type ResponseRecorder = (method: string, route: string, url: string, requestId: string, status: number, elapsedMs: number) => void;
 
-export function responseRecorder(setup: Pick<HttpSetup, 'metrics' | 'logger' | 'logRequests'>): ResponseRecorder {
+function responseRecorder(setup: Pick<HttpSetup, 'metrics' | 'logger' | 'logRequests'>): ResponseRecorder {
   // One labelled series per method, route template and status (a bounded set): looked up once,
   // not hashed from a label object on every answer.
   const series = new Map<string, ReturnType<MetricsService['httpDuration']['labels']>>();

@@ -7,7 +7,10 @@ import { isConnectionError } from '../database/db.js';
 export const PROBLEM_TYPE = 'application/problem+json';
 
 export function sendProblem(reply: FastifyReply, code: ErrorCode, detail: string, extra: Record<string, unknown> = {}, status?: number): FastifyReply {
-  const body = toProblem(code, detail, extra, status);
+  return writeProblem(reply, toProblem(code, detail, extra, status));
+}
+
+function writeProblem(reply: FastifyReply, body: Problem): FastifyReply {
   return reply.code(body.status).type(PROBLEM_TYPE).send(JSON.stringify(body));
 }
 
@@ -67,9 +70,7 @@ export function problemOf(err: unknown): Problem {
 }
 
 export function answerError(err: unknown, reply: FastifyReply): void {
-  if (reply.sent) return;
-  const body = problemOf(err);
-  reply.code(body.status).type(PROBLEM_TYPE).send(JSON.stringify(body));
+  if (!reply.sent) writeProblem(reply, problemOf(err));
 }
 
 /** An error as a log may show it: name, message, code and stack, never attached parameters. */

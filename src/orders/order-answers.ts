@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { AppError, toProblem } from '../common/errors.js';
+import { AppError } from '../common/errors.js';
+import type { FastAnswer } from '../http/fast-path.js';
+import { problemOf } from '../http/problem.js';
 import { IDEMPOTENCY_KEY_PATTERN, isOrderId } from '../http/schemas.js';
 import { validateBody } from '../http/validation.js';
 import { CheckoutService } from './checkout.service.js';
@@ -8,17 +10,13 @@ import { confirmHttpStatus } from './order-state.js';
 import { ConfirmBody, CreateOrderBody } from './orders.schemas.js';
 
 /** What a checkout route answers: a status and JSON text (an order, or a problem when `problem`). */
-export interface Answer {
-  status: number;
-  body: string;
-  problem: boolean;
-}
+export type Answer = FastAnswer;
 
 const order = (status: number, body: string): Answer => ({ status, body, problem: false });
 
 /** A refusal returned as a value (see TryAnswer), answered as the filter would answer it thrown. */
 export function refusal(err: AppError): Answer {
-  const p = toProblem(err.code, err.message, err.extra, err.status);
+  const p = problemOf(err);
   return { status: p.status, body: JSON.stringify(p), problem: true };
 }
 
