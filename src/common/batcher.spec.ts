@@ -83,15 +83,37 @@ describe('Batcher', () => {
     );
   });
 
-  it('waits at most windowMs for company when a window is set', async () => {
-    const sizes: number[] = [];
-    const b = new Batcher<number, number>({ maxBatch: 50, maxInFlight: 1, windowMs: 20, run: async (xs) => (sizes.push(xs.length), xs) });
-    const started = Date.now();
-    const p = b.submit(1);
+  it('sends a lone request at the end of the turn, window or not, while requests are few', async () => {
+    const batches: number[][] = [];
+    // A window of 10 min: had a request waited for company, the test would time out.
+    const b = new Batcher<number, number>({ maxBatch: 50, maxInFlight: 1, windowMs: 600_000, run: async (xs) => (batches.push(xs), xs) });
+    await b.submit(1);
     await new Promise((r) => setTimeout(r, 5));
-    const q = b.submit(2);
-    await Promise.all([p, q]);
-    expect(sizes).toEqual([2]);
-    expect(Date.now() - started).toBeLessThan(1000);
+    await b.submit(2);
+    expect(batches).toEqual([[1], [2]]);
+  }, 5_000);
+
+  it('waits up to windowMs for company once requests come fast, and stops waiting after a quiet spell', async () => {
+    const batches: number[][] = [];
+    const b = new Batcher<number, number>({ maxBatch: 50, maxInFlight: 1, windowMs: 20, run: async (xs) => (batches.push(xs), xs) });
+    const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    // A burst: thirty arrivals in one turn make the batcher busy (they travel as one batch).
+    await Promise.all(Array.from({ length: 30 }, (_, i) => b.submit(i)));
+    expect(batches).toEqual([Array.from({ length: 30 }, (_, i) => i)]);
+    // Busy: a request 5 ms behind the first shares its call.
+    const p = b.submit(100);
+    await pause(5);
+    await Promise.all([p, b.submit(101)]);
+    expect(batches.at(-1)).toEqual([100, 101]);
+    // Quiet again: a few requests far apart (each gap counts for at most ten windows) ...
+    for (let i = 0; i < 5; i++) {
+      await pause(210);
+      await b.submit(200 + i);
+    }
+    // ... and a request goes alone again.
+    const q = b.submit(300);
+    await pause(5);
+    await Promise.all([q, b.submit(301)]);
+    expect(batches.slice(-2)).toEqual([[300], [301]]);
   });
 });

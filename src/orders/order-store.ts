@@ -135,7 +135,7 @@ export class OrderStore {
   ) {
     const leaseMs = (this.leaseMs = config.env.PAYMENT_TIMEOUT_MS * 2 + 5000);
     this.maxTtlMs = config.env.RESERVATION_MAX_TTL_MS;
-    const common = { maxBatch: 64, maxInFlight: config.env.ORDER_BATCH_IN_FLIGHT, windowMs: 0 };
+    const common = { maxBatch: 64, maxInFlight: config.env.ORDER_BATCH_IN_FLIGHT, windowMs: config.env.ORDER_BATCH_WINDOW_MS };
     this.claims = new Batcher<ClaimRequest, Claim>({
       ...common,
       keyOf: (r) => r.id,
