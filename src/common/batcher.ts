@@ -85,9 +85,9 @@ export class Batcher<Req, Res> {
       this.timer = undefined;
       this.flush();
     };
-    // Busy (company is due within the window): a short wait fills the call. Measured on the Try +
-    // Confirm bench (BENCHMARKS.md), 2 ms took batches from ~6 to ~20 requests and the CPU per
-    // pair down by a fifth. Quiet, a wait would only add latency.
+    // Busy: a short wait fills the call. Measured on the Try + Confirm bench (BENCHMARKS.md,
+    // paired), 2 ms took batches from ~6 to ~17 requests and the CPU per pair down by a third.
+    // Quiet, a wait would only add latency.
     this.timer = this.gapMs < this.opts.windowMs * BUSY_GAP_WINDOWS ? setTimeout(fire, this.opts.windowMs) : setImmediate(fire);
   }
 

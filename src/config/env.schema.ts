@@ -46,11 +46,11 @@ export const envSchema = z.object({
   RETENTION_INTERVAL_MS: int(1000, 86_400_000).default(600_000),
   /** How long a duplicate Try waits for the first one before answering IDEMPOTENCY_IN_PROGRESS. */
   IDEMPOTENCY_WAIT_MS: int(10, 20_000).default(5000),
-  /** Group commit: most Trys in one database call, how long a batch waits for company while another runs, calls at once. */
+  /** Group commit: most Trys in one database call, how long a batch waits for company while Trys come fast (common/batcher.ts), calls at once. */
   TRY_BATCH_MAX: int(1, 1000).default(128),
   TRY_BATCH_WINDOW_MS: int(0, 100).default(2),
   TRY_BATCH_IN_FLIGHT: int(1, 64).default(2),
-  /** Group commit of Confirm's claims and of order moves: calls at once, each, and the wait for company while one runs. */
+  /** Group commit of Confirm's claims and of order moves: calls at once, each, and the wait for company while they come fast. */
   ORDER_BATCH_IN_FLIGHT: int(1, 64).default(4),
   ORDER_BATCH_WINDOW_MS: int(0, 100).default(2),
   /** Expiry and retry checks are one delayed job per time bucket of this size. */
