@@ -49,7 +49,8 @@ const SETTINGS = `SET plan_cache_mode = force_generic_plan SET enable_seqscan = 
  * right now is IN_PROGRESS), a replay or reuse of a key an order already holds (with that order's
  * JSON), and — when `judge_stock` — the stock's verdict: the first unknown SKU in line order, mixed
  * currencies, or the short line with the smallest SKU in byte order. An order it leaves open has
- * outcome NULL. Shared by tcc_probe and tcc_try_batch as text, so both judge alike.
+ * outcome NULL. Shared by tcc_probe and tcc_try_batch as text, so both judge alike (the probe of
+ * 1763830000000-lean-probe.ts has its own text, held to the same answers by a test).
  * Set-based: one pass over all lines, one aggregate per order, no per-order subquery.
  */
 const judge = (judgeStock: string) => `
@@ -87,7 +88,7 @@ const judge = (judgeStock: string) => `
  * refusal never queues behind a hot SKU's lock. An order it cannot refuse answers 'retry' (the
  * caller sends it the normal way); a stock row per SKU reports what the snapshot saw.
  */
-const PROBE = `
+export const PROBE = `
 CREATE OR REPLACE FUNCTION tcc_probe(p_keys text[], p_hashes text[], p_line_start int[], p_line_count int[], p_skus text[], p_qty int[])
 RETURNS TABLE (r_idx int, r_outcome text, r_body text, r_sku text, r_requested int, r_available int)
 LANGUAGE plpgsql ${SETTINGS} AS $fn$

@@ -12,10 +12,10 @@ export const ORDERS_SQL = {
        FROM tcc_try_batch($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::text[], $7::int[], $8::float8, $9::int, $10::text[], $11::boolean)`,
   ),
 
-  /** The sold-out probe: tcc_try_batch's judgement on the last committed state, with no lock on any row. */
+  /** The sold-out probe: tcc_try_batch's judgement on the last committed state, with no lock on any row. Lines name their order. */
   probe: statement(
     'orders_probe',
-    `SELECT r_idx, r_outcome, r_body, r_sku, r_requested, r_available FROM tcc_probe($1::text[], $2::text[], $3::int[], $4::int[], $5::text[], $6::int[])`,
+    `SELECT r_idx, r_outcome, r_body, r_sku, r_requested, r_available FROM tcc_probe($1::text[], $2::text[], $3::int[], $4::text[], $5::int[])`,
   ),
 
   claim: statement('orders_claim', `SELECT * FROM tcc_claim($1::uuid[], $2::text[], $3::boolean[], $4::float8, $5::text[])`),

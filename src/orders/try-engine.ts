@@ -123,12 +123,16 @@ export class TryEngine {
   private async run(batch: TryRequest[], snapshotOnly: boolean): Promise<Row[]> {
     const starts: number[] = [];
     const counts: number[] = [];
+    /** Each line's order, 1-based (the probe's shape; tcc_try_batch takes starts and counts). */
+    const lineOrder: number[] = [];
     const skus: string[] = [];
     const qty: number[] = [];
-    for (const r of batch) {
+    for (let i = 0; i < batch.length; i++) {
+      const r = batch[i];
       starts.push(skus.length + 1);
       counts.push(r.items.length);
       for (const l of r.items) {
+        lineOrder.push(i + 1);
         skus.push(l.sku);
         qty.push(l.quantity);
       }
@@ -136,7 +140,7 @@ export class TryEngine {
     const keys = batch.map((r) => r.key);
     const hashes = batch.map((r) => r.hash);
     const rows = snapshotOnly
-      ? await this.db.sql.rows<Row>(ORDERS_SQL.probe, [keys, hashes, starts, counts, skus, qty])
+      ? await this.db.sql.rows<Row>(ORDERS_SQL.probe, [keys, hashes, lineOrder, skus, qty])
       : await this.db.sql.rows<Row>(ORDERS_SQL.tryBatch, [
           keys,
           hashes,
