@@ -2,6 +2,14 @@ import fc from 'fast-check';
 import { Batcher } from './batcher.js';
 
 const tick = () => new Promise((r) => setImmediate(r));
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A batcher of numbers that records every batch it sends (one call in flight, at most 50 a batch). */
+function recording(windowMs: number): { b: Batcher<number, number>; batches: number[][] } {
+  const batches: number[][] = [];
+  const b = new Batcher<number, number>({ maxBatch: 50, maxInFlight: 1, windowMs, run: async (xs) => (batches.push(xs), xs) });
+  return { b, batches };
+}
 
 describe('Batcher', () => {
   it('sends what arrives together as one batch, results in order', async () => {
@@ -24,7 +32,7 @@ describe('Batcher', () => {
         inFlight += 1;
         peak = Math.max(peak, inFlight);
         sizes.push(xs.length);
-        await new Promise((r) => setTimeout(r, 5));
+        await pause(5);
         inFlight -= 1;
         return xs;
       },
@@ -84,19 +92,16 @@ describe('Batcher', () => {
   });
 
   it('sends a lone request at the end of the turn, window or not, while requests are few', async () => {
-    const batches: number[][] = [];
     // A window of 10 min: had a request waited for company, the test would time out.
-    const b = new Batcher<number, number>({ maxBatch: 50, maxInFlight: 1, windowMs: 600_000, run: async (xs) => (batches.push(xs), xs) });
+    const { b, batches } = recording(600_000);
     await b.submit(1);
-    await new Promise((r) => setTimeout(r, 5));
+    await pause(5);
     await b.submit(2);
     expect(batches).toEqual([[1], [2]]);
   }, 5_000);
 
   it('waits up to windowMs for company once requests come fast, and stops waiting after a quiet spell', async () => {
-    const batches: number[][] = [];
-    const b = new Batcher<number, number>({ maxBatch: 50, maxInFlight: 1, windowMs: 20, run: async (xs) => (batches.push(xs), xs) });
-    const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const { b, batches } = recording(20);
     // A burst: thirty arrivals in one turn make the batcher busy (they travel as one batch).
     await Promise.all(Array.from({ length: 30 }, (_, i) => b.submit(i)));
     expect(batches).toEqual([Array.from({ length: 30 }, (_, i) => i)]);
@@ -115,5 +120,27 @@ describe('Batcher', () => {
     await pause(5);
     await Promise.all([q, b.submit(301)]);
     expect(batches.slice(-2)).toEqual([[300], [301]]);
+  });
+
+  it('a waiting batch leaves once it holds as many as the largest recent batch (its convoy is in), else at the window', async () => {
+    const { b, batches } = recording(300);
+    // Ten in one turn: they leave together at its end, and the batcher is busy from then on.
+    await Promise.all(Array.from({ length: 10 }, (_, i) => b.submit(i)));
+    expect(batches).toEqual([Array.from({ length: 10 }, (_, i) => i)]);
+
+    // The next convoy comes in over a few turns: it waits for company, but not for the window.
+    let started = performance.now();
+    const convoy = Array.from({ length: 5 }, (_, i) => b.submit(10 + i));
+    await pause(2);
+    convoy.push(...Array.from({ length: 5 }, (_, i) => b.submit(15 + i)));
+    await Promise.all(convoy);
+    expect(batches.at(-1)).toEqual(Array.from({ length: 10 }, (_, i) => 10 + i));
+    expect(performance.now() - started).toBeLessThan(150);
+
+    // Fewer than that: the whole window.
+    started = performance.now();
+    await Promise.all([b.submit(30), b.submit(31), b.submit(32)]);
+    expect(batches.at(-1)).toEqual([30, 31, 32]);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(250);
   });
 });

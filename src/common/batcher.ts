@@ -2,7 +2,8 @@
  * Group commit: requests that arrive while the database is busy are collected and sent as one
  * call. A batch leaves when `maxBatch` requests wait, or at the end of the current turn of the
  * event loop — unless requests have lately been arriving less than four windows apart: then it
- * waits up to `windowMs` for company (or until a running batch ends). At most `maxInFlight` batches
+ * waits up to `windowMs` for company (or until a running batch ends), and no longer than it takes
+ * to gather as many as the largest of the last batches (see RECENT). At most `maxInFlight` batches
  * run at once. So under load batches grow, and a lone request waits for nothing.
  *
  * Requests that share a key (`keyOf`) never travel in one batch, nor in two batches running at
@@ -34,6 +35,16 @@ interface Waiting<Req, Res> {
  */
 const BUSY_GAP_WINDOWS = 4;
 
+/**
+ * How many of the last batch sizes a wait remembers. Under a closed loop (a checkout's clients,
+ * the benchmark's connections) requests travel in convoys: a batch's answers bring the next
+ * requests back together, within a fraction of the window. Once a waiting batch holds as many as
+ * the largest of these, its convoy is in: it leaves at the end of this turn instead of at the
+ * window's end. Those arriving in the same turn still join, so the sizes can grow; the largest of
+ * several, not the last, so a batch of stragglers does not cut the next wait short.
+ */
+const RECENT = 16;
+
 export class Batcher<Req, Res> {
   private queue: Waiting<Req, Res>[] = [];
   private inFlight = 0;
@@ -41,6 +52,12 @@ export class Batcher<Req, Res> {
   private idleWaiters: (() => void)[] = [];
   private readonly keysInFlight = new Set<string>();
   private lastArrival = -Infinity;
+  /** The sizes of the last RECENT batches (a ring), and its largest: a waiting batch's target. */
+  private readonly recent = new Array<number>(RECENT).fill(0);
+  private recentAt = 0;
+  private target = 0;
+  /** True while `timer` is a window's wait (a timeout), not the end of the turn. */
+  private waiting = false;
   /** Moving average of the time between arrivals, ms (see arrived). */
   private gapMs: number;
 
@@ -53,6 +70,7 @@ export class Batcher<Req, Res> {
     return new Promise<Res>((resolve, reject) => {
       this.queue.push({ req, resolve, reject });
       if (this.queue.length >= this.opts.maxBatch) this.flush();
+      else if (this.waiting && this.target > 1 && this.queue.length >= this.target) this.endOfTurn();
       else this.schedule();
     });
   }
@@ -79,16 +97,34 @@ export class Batcher<Req, Res> {
     this.gapMs += (gap - this.gapMs) / 8;
   }
 
+  private readonly fire = () => {
+    this.timer = undefined;
+    this.waiting = false;
+    this.flush();
+  };
+
   private schedule(): void {
     if (this.timer) return;
-    const fire = () => {
-      this.timer = undefined;
-      this.flush();
-    };
     // Busy: a short wait fills the call. Measured on the Try + Confirm bench (BENCHMARKS.md,
     // paired), 2 ms took batches from ~6 to ~17 requests and the CPU per pair down by a third.
     // Quiet, a wait would only add latency.
-    this.timer = this.gapMs < this.opts.windowMs * BUSY_GAP_WINDOWS ? setTimeout(fire, this.opts.windowMs) : setImmediate(fire);
+    this.waiting = this.gapMs < this.opts.windowMs * BUSY_GAP_WINDOWS;
+    this.timer = this.waiting ? setTimeout(this.fire, this.opts.windowMs) : setImmediate(this.fire);
+  }
+
+  /** The wait is over (its convoy is in): the batch leaves at the end of this turn. */
+  private endOfTurn(): void {
+    clearTimeout(this.timer as NodeJS.Timeout);
+    this.waiting = false;
+    this.timer = setImmediate(this.fire);
+  }
+
+  private remember(size: number): void {
+    const old = this.recent[this.recentAt];
+    this.recent[this.recentAt] = size;
+    this.recentAt = (this.recentAt + 1) % RECENT;
+    if (size >= this.target) this.target = size;
+    else if (old === this.target) this.target = Math.max(...this.recent);
   }
 
   private flush(): void {
@@ -123,6 +159,7 @@ export class Batcher<Req, Res> {
   private async send(batch: Waiting<Req, Res>[]): Promise<void> {
     try {
       this.opts.onBatch?.(batch.length);
+      this.remember(batch.length);
       const results = await this.opts.run(batch.map((w) => w.req));
       batch.forEach((w, i) => w.resolve(results[i]));
     } catch (err) {
