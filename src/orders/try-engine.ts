@@ -82,9 +82,10 @@ export class TryEngine {
       // the HTTP path. Measured on the sold-out bench: 1 in flight gave p99 21-24 ms and 16-19k/s,
       // 4 gave p99 64-76 ms and 14-15k/s.
       maxInFlight: 1,
-      // No wait for company: a refusal's answer is the whole request, and a 2 ms window cost the
-      // sold-out bench a quarter of its answers (24k/s against 18k/s).
-      windowMs: 0,
+      // The same wait for company as a Try batch (opts). A wait that ran to the window's end cost
+      // the sold-out bench a quarter of its answers (24k/s against 18k/s); one that ends once the
+      // convoy is in (see Batcher) took it from ~30.8k to ~35k/s, with Postgres at 8-9 µs per
+      // refusal instead of 12 (paired runs, BENCHMARKS.md).
       onBatch: batchSizeOf(metrics, 'probe'),
       run: (batch) => this.run(batch, true),
     });
