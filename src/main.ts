@@ -139,6 +139,7 @@ async function bootstrap(): Promise<void> {
   app.useGlobalFilters(new ProblemFilter());
   setupSwagger(app);
   app.enableShutdownHooks(undefined, SHUTDOWN);
+  await rateLimiter?.ready(2000);
   await app.listen({ port: env.PORT, host: '0.0.0.0', reusePort: env.HTTP_REUSE_PORT } as { port: number; host: string });
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : env.PORT;

@@ -383,6 +383,15 @@ describe('18. RATE_LIMIT_PER_MINUTE and CUSTOMER_MAX_HOLDING_ORDERS', () => {
     }
   });
 
+  it('starts while its Redis is away (the start waits for it at most 2 s), and checkout goes on unlimited', async () => {
+    const s = uniqueSku('RLNOREDIS');
+    expect((await h.api.putSku(s, 100)).status).toBe(200);
+    const { api } = await start({ RATE_LIMIT_PER_MINUTE: '3', REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
+    const answers = await Promise.all([1, 2, 3, 4, 5].map(() => api.get(`/inventory/${s}`)));
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    expect((await tryOrder(api, s)).status).toBe(201);
+  });
+
   it('is off by default: a burst from one address is never limited', async () => {
     const s = uniqueSku('RLOFF');
     expect((await h.api.putSku(s, 10)).status).toBe(200);

@@ -59,6 +59,24 @@ export class RateLimiter {
     this.hitCommand = (key) => (this.redis as unknown as { tccRateHit: HitCommand }).tccRateHit(key);
   }
 
+  /**
+   * Resolves once the connection to Redis is ready, or after `timeoutMs`: awaited before the server
+   * listens, so the limit holds from the first request — yet a Redis that is away at start-up only
+   * delays the start, it never stops it (the limiter fails open until Redis comes).
+   */
+  async ready(timeoutMs: number): Promise<void> {
+    if (this.redis.status === 'ready') return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.redis.off('ready', done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.redis.once('ready', done);
+    });
+  }
+
   /** Seconds the client must wait (1-60) when it is over its limit; undefined to go on. */
   async check(address: string): Promise<number | undefined> {
     let answer: [number, number];
