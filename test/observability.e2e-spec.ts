@@ -1,4 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { AddressInfo, createServer } from 'node:net';
@@ -184,6 +185,27 @@ describe('tcc_holding_overdue_seconds (what TccHoldingOrdersStuck watches)', () 
     } finally {
       await api.stop();
       await h.restart();
+    }
+  });
+});
+
+describe('runtime flags (src/runtime-flags.ts)', () => {
+  const argv = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+
+  it('the service re-executes itself in place with its heap caps and without allocation-site pretenuring', () => {
+    const args = argv(h.svc.proc.pid!); // the same PID as spawned: execve replaced the program in place
+    expect(args.filter((a) => a.startsWith('--'))).toEqual(['--max-semi-space-size=16', '--max-old-space-size=192', '--no-allocation-site-pretenuring']);
+    expect(args.some((a) => a.endsWith('dist/main.js'))).toBe(true);
+  });
+
+  it('TCC_V8_FLAGS=off leaves the runtime as started', async () => {
+    const svc = await startService({ DATABASE_URL: h.db.url, PAYMENT_GATEWAY_URL: h.sim.url, QUEUE_PREFIX: h.prefix, TCC_V8_FLAGS: 'off' });
+    try {
+      const args = argv(svc.proc.pid!);
+      expect(args).toContain('dist/main.js');
+      expect(args.filter((a) => a.startsWith('--'))).toEqual([]);
+    } finally {
+      await svc.stop();
     }
   });
 });
