@@ -122,18 +122,21 @@ export class TryEngine {
   }
 
   private async run(batch: TryRequest[], snapshotOnly: boolean): Promise<Row[]> {
+    // The lines, and where each order's are: the probe names each line's order (1-based),
+    // tcc_try_batch takes each order's first line and line count.
     const starts: number[] = [];
     const counts: number[] = [];
-    /** Each line's order, 1-based (the probe's shape; tcc_try_batch takes starts and counts). */
     const lineOrder: number[] = [];
     const skus: string[] = [];
     const qty: number[] = [];
     for (let i = 0; i < batch.length; i++) {
-      const r = batch[i];
-      starts.push(skus.length + 1);
-      counts.push(r.items.length);
-      for (const l of r.items) {
-        lineOrder.push(i + 1);
+      const items = batch[i].items;
+      if (snapshotOnly) for (let n = 0; n < items.length; n++) lineOrder.push(i + 1);
+      else {
+        starts.push(skus.length + 1);
+        counts.push(items.length);
+      }
+      for (const l of items) {
         skus.push(l.sku);
         qty.push(l.quantity);
       }
