@@ -133,8 +133,10 @@ describe('circuit breaker', () => {
     await Promise.all(orders.map((o) => api.post(`/orders/${o.id}/confirm`)));
     await waitFor('the breaker to open', async () => /tcc_payment_circuit_state 2/.test((await api.get('/metrics')).body));
     await new Promise((r) => setTimeout(r, 3000));
-    const probes = halfOpens() - halfOpensBefore;
+    // In this order: a charge counted has its half-open logged before it, and the half-opens
+    // counted all fall within the elapsed time.
     const during = await charges();
+    const probes = halfOpens() - halfOpensBefore;
     const elapsedMs = performance.now() - started;
     // 10 orders retrying every ~200-400 ms for 3 s would make well over 60 calls without a breaker.
     // With it: each order's first call, then one call per half-open (each comes a reset period,
