@@ -39,6 +39,7 @@ describe('GatewayHttp timeout', () => {
     closed = new Promise((resolve) => (sawClose = resolve));
     server = http.createServer((req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
+      if (req.url?.includes('reference=fast')) return res.end('{"data":[]}');
       res.write('{"data":[');
       const timer = setInterval(() => res.write(' '), 100);
       req.socket.on('close', () => {
@@ -60,6 +61,25 @@ describe('GatewayHttp timeout', () => {
     expect(err).toBeInstanceOf(GatewayUnavailableError);
     expect((err as GatewayUnavailableError).reason).toBe('timeout');
     await closed; // the connection was given up, not left streaming
+    await client.close();
+  });
+
+  it('times out only the calls still running: calls that ended in between, first, last or in the middle, are forgotten', async () => {
+    const client = new GatewayHttp(url, 300);
+    const refs = ['fast', 'slow', 'fast', 'slow', 'fast', 'fast'];
+    const outcomes = await Promise.all(
+      refs.map((ref) =>
+        client.listByReference(ref).then(
+          (data) => ({ ok: data }),
+          (e: unknown) => ({ failed: (e as GatewayUnavailableError).reason }),
+        ),
+      ),
+    );
+    expect(outcomes).toEqual(refs.map((ref) => (ref === 'fast' ? { ok: [] } : { failed: 'timeout' })));
+    // The sweeper stopped with nothing in flight; a new call is watched again.
+    expect(await client.listByReference('fast')).toEqual([]);
+    const late = await client.listByReference('slow').catch((e: unknown) => e);
+    expect((late as GatewayUnavailableError).reason).toBe('timeout');
     await client.close();
   });
 });

@@ -1,4 +1,5 @@
 import { Dispatcher, errors, Pool } from 'undici';
+import { LinkedList } from '../common/linked-list.js';
 import { FINAL_REFUSALS, GatewayPayment, GatewayRefund, GatewayRejectedError, GatewayUnavailableError } from './gateway.types.js';
 
 export interface HttpAnswer {
@@ -110,10 +111,11 @@ interface Pending {
  * The whole-call timeout without a timer per call: calls wait in arrival order (all have the same
  * timeout, so that is deadline order), and one ticking timer — running only while a call is in
  * flight, unref'd — ends those past their deadline, at most a tick (a tenth of the timeout, at
- * least 10 ms) late.
+ * least 10 ms) late. The calls in flight are a linked list, not a Set: a Set's deleted entries
+ * were promoted to the old generation with each call's closure (see LinkedList).
  */
 class Deadlines {
-  private readonly pending = new Set<Pending>();
+  private readonly pending = new LinkedList<Pending>();
   private timer: NodeJS.Timeout | undefined;
   private readonly tickMs: number;
 
@@ -123,10 +125,9 @@ class Deadlines {
 
   /** Watches a call; the returned function forgets it (it ended by itself). */
   watch(expire: () => void): () => void {
-    const p: Pending = { deadline: performance.now() + this.timeoutMs, expire };
-    this.pending.add(p);
+    const node = this.pending.push({ deadline: performance.now() + this.timeoutMs, expire });
     this.timer ??= setInterval(() => this.sweep(), this.tickMs).unref();
-    return () => this.pending.delete(p);
+    return () => this.pending.remove(node);
   }
 
   stop(): void {
@@ -136,12 +137,8 @@ class Deadlines {
 
   private sweep(): void {
     const now = performance.now();
-    for (const p of this.pending) {
-      if (p.deadline > now) break;
-      this.pending.delete(p);
-      p.expire();
-    }
-    if (this.pending.size === 0) this.stop();
+    while (this.pending.first && this.pending.first.deadline <= now) this.pending.shift()!.expire();
+    if (this.pending.empty) this.stop();
   }
 }
 
