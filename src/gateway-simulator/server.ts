@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import { decideCharge, defaultFaults, mergeFaults, refusalStatus, validateFaultsPatch, validateScript, type Faults } from './faults.js';
 import { Ledger, type Payment } from './ledger.js';
+import { LinkedList } from '../common/linked-list.js';
 
 export interface Simulator {
   server: http.Server;
@@ -119,7 +120,8 @@ export function createSimulatorServer(initialFaults: Partial<Faults> = {}): Simu
   const ledger = new Ledger();
   const faults: Faults = mergeFaults(defaultFaults(), initialFaults);
   const sockets = new Set<Socket>();
-  const timers = new Set<NodeJS.Timeout>();
+  /** Answers waiting out their latency or a fault (a list, not a Set: see LinkedList). */
+  const timers = new LinkedList<NodeJS.Timeout>();
 
   const unavailable = (): Reply => error(503, 'unavailable', 'gateway unavailable (simulated)');
 
@@ -238,20 +240,21 @@ export function createSimulatorServer(initialFaults: Partial<Faults> = {}): Simu
     if (ms <= 0) return Promise.resolve(true);
     if (!watchClient) {
       return new Promise((resolve) => {
-        const timer = setTimeout(() => {
-          timers.delete(timer);
-          resolve(true);
-        }, ms);
-        timers.add(timer);
+        const node = timers.push(
+          setTimeout(() => {
+            timers.remove(node);
+            resolve(true);
+          }, ms),
+        );
       });
     }
     return new Promise((resolve) => {
       const timer = setTimeout(() => finish(true), ms);
-      timers.add(timer);
+      const node = timers.push(timer);
       const onClose = (): void => finish(false);
       function finish(elapsed: boolean): void {
         clearTimeout(timer);
-        timers.delete(timer);
+        timers.remove(node);
         res.off('close', onClose);
         resolve(elapsed);
       }
@@ -303,8 +306,7 @@ export function createSimulatorServer(initialFaults: Partial<Faults> = {}): Simu
   });
 
   async function close(): Promise<void> {
-    for (const timer of timers) clearTimeout(timer);
-    timers.clear();
+    for (let timer = timers.shift(); timer; timer = timers.shift()) clearTimeout(timer);
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     for (const socket of sockets) socket.destroy();
     if (server.listening) await closed;
