@@ -44,6 +44,12 @@ export class PaymentGateway implements OnApplicationShutdown {
       resetTimeout: env.BREAKER_RESET_TIMEOUT_MS,
       volumeThreshold: env.BREAKER_VOLUME_THRESHOLD,
       errorFilter: (err: unknown) => err instanceof GatewayRejectedError,
+      // Latency percentiles come from our own histogram. opossum's would keep every call's latency
+      // for the rolling window and, on each failure, concatenate and sort them all to decide
+      // whether to open: ~1.9 ms of CPU per failure with 20,000 calls in the window (0.014 ms
+      // without), just when the gateway is failing. Its per-second snapshot did the same.
+      rollingPercentilesEnabled: false,
+      enableSnapshots: false,
     });
     const changed = (state: BreakerState) => {
       this.logger.warn({ breaker: state }, `payment gateway circuit breaker is now ${state}`);
