@@ -50,7 +50,12 @@ export class Batcher<Req, Res> {
   private inFlight = 0;
   private timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
   private idleWaiters: (() => void)[] = [];
-  private readonly keysInFlight = new Set<string>();
+  /**
+   * The keys of each running batch, one Set per batch, dropped whole when the batch ends: keys are
+   * never deleted one by one from a long-lived Set, whose deleted entries V8 promoted to the old
+   * generation (see LinkedList).
+   */
+  private readonly keysInFlight: Set<string>[] = [];
   private lastArrival = -Infinity;
   /** The sizes of the last RECENT batches (a ring), and its largest: a waiting batch's target. */
   private readonly recent = new Array<number>(RECENT).fill(0);
@@ -129,22 +134,23 @@ export class Batcher<Req, Res> {
 
   private flush(): void {
     while (this.queue.length > 0 && this.inFlight < this.opts.maxInFlight) {
-      const batch = this.take();
+      const { batch, keys } = this.take();
       if (batch.length === 0) return; // every waiting key is in flight: the batch's end flushes again
       this.inFlight += 1;
-      void this.send(batch);
+      if (keys) this.keysInFlight.push(keys);
+      void this.send(batch, keys);
     }
   }
 
-  private take(): Waiting<Req, Res>[] {
+  private take(): { batch: Waiting<Req, Res>[]; keys?: Set<string> } {
     const { keyOf, maxBatch } = this.opts;
-    if (!keyOf) return this.queue.splice(0, maxBatch);
+    if (!keyOf) return { batch: this.queue.splice(0, maxBatch) };
     const batch: Waiting<Req, Res>[] = [];
     const rest: Waiting<Req, Res>[] = [];
     const keys = new Set<string>();
     for (const w of this.queue) {
       const key = keyOf(w.req);
-      if (batch.length < maxBatch && !keys.has(key) && !this.keysInFlight.has(key)) {
+      if (batch.length < maxBatch && !keys.has(key) && !this.running(key)) {
         keys.add(key);
         batch.push(w);
       } else {
@@ -152,11 +158,16 @@ export class Batcher<Req, Res> {
       }
     }
     this.queue = rest;
-    for (const key of keys) this.keysInFlight.add(key);
-    return batch;
+    return { batch, keys };
   }
 
-  private async send(batch: Waiting<Req, Res>[]): Promise<void> {
+  /** Whether a running batch holds this key. */
+  private running(key: string): boolean {
+    for (const keys of this.keysInFlight) if (keys.has(key)) return true;
+    return false;
+  }
+
+  private async send(batch: Waiting<Req, Res>[], keys: Set<string> | undefined): Promise<void> {
     try {
       this.opts.onBatch?.(batch.length);
       this.remember(batch.length);
@@ -166,7 +177,7 @@ export class Batcher<Req, Res> {
       for (const w of batch) w.reject(err);
     } finally {
       this.inFlight -= 1;
-      if (this.opts.keyOf) for (const w of batch) this.keysInFlight.delete(this.opts.keyOf(w.req));
+      if (keys) this.keysInFlight.splice(this.keysInFlight.indexOf(keys), 1);
       // What arrived meanwhile has waited a whole batch already: send it now.
       if (this.queue.length > 0) this.flush();
       else if (this.inFlight === 0) for (const done of this.idleWaiters.splice(0)) done();
