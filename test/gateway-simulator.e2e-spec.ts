@@ -127,6 +127,21 @@ describe('gateway simulator over HTTP', () => {
     expect(await sim.chargesFor(body.reference)).toMatchObject({ succeeded: 1 });
   });
 
+  it('slow_ok does not charge for a client that left during its wait; the next request is served as usual', async () => {
+    const body = order();
+    await sim.setFaults({ hangMs: 300, script: ['slow_ok'] });
+    const gone = new AbortController();
+    const left = charge(body, 'k-left', gone.signal).catch((err: unknown) => err);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    gone.abort();
+    expect(await left).toMatchObject({ name: 'AbortError' });
+    await new Promise((resolve) => setTimeout(resolve, 400)); // past the wait's end
+    expect(await sim.chargesFor(body.reference)).toMatchObject({ succeeded: 0 });
+    const again = await charge(body, 'k-left');
+    expect(again.status).toBe(201);
+    expect(await sim.chargesFor(body.reference)).toMatchObject({ succeeded: 1 });
+  });
+
   it('charge_then_error records the charge and the retry replays it', async () => {
     const body = order();
     await sim.script(['charge_then_error']);
