@@ -1,6 +1,6 @@
 import { LinkedList } from './linked-list.js';
 
-function drain<T>(list: LinkedList<T>): T[] {
+function drain<T extends NonNullable<unknown>>(list: LinkedList<T>): T[] {
   const out: T[] = [];
   for (let v = list.shift(); v !== undefined; v = list.shift()) out.push(v);
   return out;

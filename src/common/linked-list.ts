@@ -15,7 +15,8 @@ export interface ListNode<T> {
   next: ListNode<T> | undefined;
 }
 
-export class LinkedList<T> {
+/** Values must not be undefined: a node whose value is undefined is out of the list. */
+export class LinkedList<T extends NonNullable<unknown>> {
   private head: ListNode<T> | undefined;
   private tail: ListNode<T> | undefined;
 
