@@ -9,7 +9,7 @@ import { AppConfig } from './config/app-config.js';
 import { registerConsolePages } from './console/console-pages.js';
 import { ConsoleSessions } from './console/console-sessions.js';
 import { runPendingMigrations } from './database/migrate.js';
-import { Authenticator } from './http/auth.js';
+import { Authenticator, routeOf } from './http/auth.js';
 import { FastPath } from './http/fast-path.js';
 import { clientError, configureHttp, frameworkErrors, requestIdOf } from './http/http-setup.js';
 import { BODY_LIMIT } from './http/json-body.js';
@@ -36,10 +36,13 @@ function hardDeadlineOnSignals(graceMs: number): void {
  */
 const SHUTDOWN = { useProcessExit: true };
 
-/** Pages that browsers render get security headers and a CSP; JSON answers do not need them. */
-const HTML_PATHS = /^\/(?:docs|admin\/queues|console)(?:[/?]|$)/;
+/**
+ * Pages that browsers render get security headers and a CSP; JSON answers do not need them. Decided
+ * on the matched route's template, like authorization: `/%63onsole` is served by /console's route.
+ */
+const HTML_ROUTES = /^\/(?:docs|admin\/queues|console)(?:[/*]|$)/;
 /** The operator console runs no inline script or style, so its CSP allows none (the other pages need them). */
-const CONSOLE_PATHS = /^\/console(?:[/?]|$)/;
+const CONSOLE_ROUTES = /^\/console(?:[/*]|$)/;
 const PAGE_HEADERS: HelmetOptions = {
   contentSecurityPolicy: {
     directives: {
@@ -81,8 +84,9 @@ function securityHeaders(fastify: FastifyInstance): void {
   const page = helmet(PAGE_HEADERS);
   const consolePage = helmet(CONSOLE_HEADERS);
   fastify.addHook('onRequest', (req, reply, done) => {
-    if (!HTML_PATHS.test(req.url)) return done();
-    (CONSOLE_PATHS.test(req.url) ? consolePage : page)(req.raw, reply.raw, (err?: unknown) => done(err as Error | undefined));
+    const route = routeOf(req);
+    if (route === undefined || !HTML_ROUTES.test(route)) return done();
+    (CONSOLE_ROUTES.test(route) ? consolePage : page)(req.raw, reply.raw, (err?: unknown) => done(err as Error | undefined));
   });
 }
 

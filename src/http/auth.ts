@@ -9,14 +9,27 @@ export function pathOf(url: string): string {
   return q === -1 ? url : url.slice(0, q);
 }
 
-/** Routes behind the admin token: the admin API (with the queue dashboard) and the TCC participant. */
-export function isProtectedPath(path: string): boolean {
-  return path === '/admin' || path.startsWith('/admin/') || path.startsWith('/tcc/');
+/**
+ * Routes behind the admin token: the admin API (with the queue dashboard) and the TCC participant.
+ * Given a route template (the route that will serve a request), never a request's raw URL: the
+ * router decodes and normalises a path before it matches (`/%61dmin/…`, an absolute-form target),
+ * so only what it matched says what will run.
+ */
+export function isProtectedRoute(route: string): boolean {
+  return route === '/admin' || route.startsWith('/admin/') || route.startsWith('/tcc/');
 }
 
 /** Where a console session cookie stands in for the token: the admin API and the queue dashboard, never /tcc/*. */
-function acceptsSession(path: string): boolean {
-  return path === '/admin' || path.startsWith('/admin/');
+function acceptsSession(route: string): boolean {
+  return route === '/admin' || route.startsWith('/admin/');
+}
+
+/**
+ * The template of the route that will serve the request, once the router has matched it; undefined
+ * when nothing matched (the not-found handler answers, and runs nothing).
+ */
+export function routeOf(req: FastifyRequest): string | undefined {
+  return req.routeOptions?.url;
 }
 
 /** Methods that change state: with a session cookie they need its anti-CSRF token too. */
@@ -51,13 +64,16 @@ export class Authenticator {
     this.sessions = sessions;
   }
 
-  /** Undefined when the request may go on; else the error to answer with. */
-  check(req: FastifyRequest, reply: FastifyReply): Verdict | Promise<Verdict> {
-    const path = pathOf(req.url);
-    if (!isProtectedPath(path)) return undefined;
-    if (path.startsWith('/admin')) reply.header('cache-control', 'no-store');
+  /**
+   * Undefined when the request may go on; else the error to answer with. Decided on the matched
+   * route (`route`, routeOf), or — where the router could not match at all (a path that is not
+   * valid percent-encoding) — on the raw path, which then only makes the answer stricter.
+   */
+  check(req: FastifyRequest, reply: FastifyReply, route: string | undefined = routeOf(req)): Verdict | Promise<Verdict> {
+    if (route === undefined || !isProtectedRoute(route)) return undefined;
+    if (acceptsSession(route)) reply.header('cache-control', 'no-store');
     if (this.bearerMatches(req.headers.authorization)) return undefined;
-    const sessionId = this.sessions && acceptsSession(path) ? sessionIdOf(req.headers.cookie) : undefined;
+    const sessionId = this.sessions && acceptsSession(route) ? sessionIdOf(req.headers.cookie) : undefined;
     if (sessionId) return this.checkSession(this.sessions!, sessionId, req, reply);
     return unauthorized(reply);
   }

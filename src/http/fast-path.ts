@@ -102,7 +102,7 @@ export class FastPath {
     req.on('error', () => undefined); // the client went away mid-body: nobody to answer
     req.on('end', () =>
       requestContext.run({ reqId: requestId }, () => {
-        void this.answer(confirmId, text, req, res, requestId).then((status) => this.record!('POST', route, url, requestId, status, performance.now() - started));
+        void this.answer(confirmId, text, req, res, requestId).then((status) => this.record!('POST', route, url, requestId, status, performance.now() - started, confirmId?.toLowerCase()));
       }),
     );
     return true;

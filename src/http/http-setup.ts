@@ -5,9 +5,10 @@ import type pino from 'pino';
 import { AppError, toProblem } from '../common/errors.js';
 import { accessLog, requestContext } from '../logging/logger.js';
 import { MetricsService } from '../metrics/metrics.service.js';
-import { Authenticator, pathOf, Verdict } from './auth.js';
+import { Authenticator, pathOf, routeOf, Verdict } from './auth.js';
 import { BODY_LIMIT, parseJsonBody } from './json-body.js';
 import { answerError, sendProblem } from './problem.js';
+import { isOrderId } from './schemas.js';
 import { RATE_LIMITED_ROUTES, RateLimiter } from './rate-limit.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -18,8 +19,15 @@ export function requestIdOf(req: { headers: Record<string, string | string[] | u
   return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
 }
 
-/** Order ids in paths, so a log line names the order it is about. */
-const ORDER_IN_PATH = /^\/(?:admin\/)?orders\/([0-9a-fA-F-]{36})(?:\/|$)/;
+/** Routes whose `:id` is an order's, so a log line names the order it is about. */
+const ORDER_ROUTE = /^\/(?:admin\/)?orders\/:id(?:\/|$)/;
+
+/** The order a request is about, from the matched route and its decoded parameters (not the raw URL). */
+function orderIdOf(route: string | undefined, params: unknown): string | undefined {
+  if (route === undefined || !ORDER_ROUTE.test(route)) return undefined;
+  const id = (params as { id?: unknown } | undefined)?.id;
+  return typeof id === 'string' && isOrderId(id) ? id : undefined;
+}
 
 export interface HttpSetup {
   auth: Authenticator;
@@ -48,7 +56,7 @@ export function configureHttp(app: FastifyInstance, setup: HttpSetup): ResponseR
 
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
-    afterAuth(setup.auth, req, reply, done);
+    afterAuth(setup.auth, req, reply, routeOf(req), done);
   });
 
   const limiter = setup.rateLimiter;
@@ -72,29 +80,32 @@ export function configureHttp(app: FastifyInstance, setup: HttpSetup): ResponseR
 
   const record = responseRecorder(setup);
   app.addHook('onResponse', (req, reply, done) => {
-    record(req.method, req.routeOptions?.url ?? 'unmatched', req.url, req.id, reply.statusCode, reply.elapsedTime);
+    const route = routeOf(req);
+    record(req.method, route ?? 'unmatched', req.url, req.id, reply.statusCode, reply.elapsedTime, orderIdOf(route, req.params));
     done();
   });
   return record;
 }
 
-/** After every answer: its latency by route, and its access-log line (with its request and order ids). */
-export type ResponseRecorder = (method: string, route: string, url: string, requestId: string, status: number, elapsedMs: number) => void;
+/**
+ * After every answer: its latency by route template, and its access-log line (with its request id,
+ * its raw path without the query, its route, and the order it is about).
+ */
+export type ResponseRecorder = (method: string, route: string, url: string, requestId: string, status: number, elapsedMs: number, orderId: string | undefined) => void;
 
 function responseRecorder(setup: Pick<HttpSetup, 'metrics' | 'logger' | 'logRequests'>): ResponseRecorder {
   // One labelled series per method, route template and status (a bounded set): looked up once,
   // not hashed from a label object on every answer.
   const series = new Map<string, ReturnType<MetricsService['httpDuration']['labels']>>();
   const log = accessLog(setup.logger);
-  return (method, route, url, requestId, status, elapsedMs) => {
+  return (method, route, url, requestId, status, elapsedMs, orderId) => {
     const name = `${method} ${route} ${status}`;
     let latency = series.get(name);
     if (!latency) series.set(name, (latency = setup.metrics.httpDuration.labels(method, route, String(status))));
     latency.observe(elapsedMs / 1000);
     if (setup.logRequests !== 'all' && status < 500) return;
     if (route === '/metrics' || route.startsWith('/health')) return;
-    const path = pathOf(url);
-    log({ requestId, method, path, status, responseTimeMs: Math.round(elapsedMs), orderId: ORDER_IN_PATH.exec(path)?.[1] });
+    log({ requestId, method, path: pathOf(url), route, status, responseTimeMs: Math.round(elapsedMs), orderId });
   };
 }
 
@@ -106,8 +117,10 @@ function responseRecorder(setup: Pick<HttpSetup, 'metrics' | 'logger' | 'logRequ
 export function frameworkErrors(auth: () => Authenticator) {
   return (err: Error, req: FastifyRequest<any, RawServerBase>, reply: FastifyReply<any, RawServerBase>): void => {
     reply.header('x-request-id', req.id);
-    afterAuth(auth(), req as FastifyRequest, reply as FastifyReply, () => {
-      const path = pathOf(req.url);
+    // No route matched, so nothing will run; the raw path only decides whether a refusal says 401
+    // first (what a protected route would answer) or 404.
+    const path = pathOf(req.url);
+    afterAuth(auth(), req as FastifyRequest, reply as FastifyReply, path, () => {
       if (req.method === 'PUT' && /^\/admin\/inventory\//.test(path)) {
         answerError(AppError.validation([{ field: 'sku', message: 'sku must be 1-64 characters of [A-Za-z0-9_.:-]' }]), reply as FastifyReply);
         return;
@@ -126,12 +139,12 @@ export function frameworkErrors(auth: () => Authenticator) {
  * Runs `next` when the request may go on, else answers the refusal. Synchronous unless the check
  * has to look a console session up, so the hot path never waits on a promise.
  */
-function afterAuth(auth: Authenticator, req: FastifyRequest, reply: FastifyReply, next: () => void): void {
+function afterAuth(auth: Authenticator, req: FastifyRequest, reply: FastifyReply, route: string | undefined, next: () => void): void {
   const settle = (denied: Verdict) => {
     if (denied) sendProblem(reply, denied.code, denied.message, denied.extra);
     else next();
   };
-  const verdict = auth.check(req, reply);
+  const verdict = auth.check(req, reply, route);
   if (verdict instanceof Promise) verdict.then(settle, (err: unknown) => answerError(err, reply));
   else settle(verdict);
 }
