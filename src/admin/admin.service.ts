@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/errors.js';
 import { AppConfig } from '../config/app-config.js';
 import { Db } from '../database/db.js';
-import { isOrderId } from '../http/schemas.js';
+import { isUuid } from '../common/uuid.js';
 import { CheckoutService } from '../orders/checkout.service.js';
 import { ConfirmService } from '../orders/confirm.service.js';
 import { paidMove } from '../orders/moves.js';
@@ -61,13 +61,13 @@ export class AdminService {
   }
 
   async view(id: string): Promise<AdminOrder> {
-    const row = isOrderId(id) ? await this.db.sql.one<ViewRow>(ADMIN_SQL.adminView, [id]) : undefined;
+    const row = isUuid(id) ? await this.db.sql.one<ViewRow>(ADMIN_SQL.adminView, [id]) : undefined;
     if (!row) throw AppError.notFound(`order ${id}`);
     return view(row);
   }
 
   async forceConfirm(id: string, reason: string): Promise<AdminOrder> {
-    if (!isOrderId(id)) throw AppError.notFound(`order ${id}`);
+    if (!isUuid(id)) throw AppError.notFound(`order ${id}`);
     const move = paidMove(id, `force-confirmed by an operator: ${reason}`, {
       forced: true,
       refundWatchMs: this.refundWatchMs,

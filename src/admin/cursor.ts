@@ -1,5 +1,5 @@
 import { isPgTimestamp } from '../common/signed-cursor.js';
-import { isOrderId } from '../http/schemas.js';
+import { isUuid } from '../common/uuid.js';
 
 /** The admin order list's cursors (a SignedCursor purpose). */
 export const ORDER_LIST_CURSOR = 'admin-orders';
@@ -9,5 +9,5 @@ export type Position = [createdAt: string, id: string];
 
 /** A position exactly of the shape the list writes, and one Postgres can read back. */
 export function isPosition(values: string[]): boolean {
-  return isPgTimestamp(values[0]) && isOrderId(values[1]);
+  return isPgTimestamp(values[0]) && isUuid(values[1]);
 }

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { sendProblem } from '../http/problem.js';
-import { isOrderId } from '../http/schemas.js';
+import { isUuid } from '../common/uuid.js';
 
 /** Where `npm run build` puts the page (scripts/build-console.mjs). */
 export const CONSOLE_WEB_DIR = fileURLToPath(new URL('../console-web/', import.meta.url));
@@ -23,7 +23,7 @@ export async function registerConsolePages(app: FastifyInstance): Promise<void> 
   const page = async (req: FastifyRequest, reply: FastifyReply) => {
     // A malformed order id names no order: 404, like the API, rather than a page that cannot load.
     const id = (req.params as { id?: string }).id;
-    if (id !== undefined && !isOrderId(id)) return sendProblem(reply, 'NOT_FOUND', `order ${id} not found`);
+    if (id !== undefined && !isUuid(id)) return sendProblem(reply, 'NOT_FOUND', `order ${id} not found`);
     return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(html);
   };
   for (const url of PAGES) app.get(url, page);

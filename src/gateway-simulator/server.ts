@@ -314,5 +314,3 @@ export function createSimulatorServer(initialFaults: Partial<Faults> = {}): Simu
 
   return { server, ledger, faults, close };
 }
-
-export const closeSimulator = (sim: Simulator): Promise<void> => sim.close();

@@ -2,6 +2,7 @@ import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import type { Counter } from 'prom-client';
+import { UUID_SOURCE } from '../common/uuid.js';
 import { requestContext } from '../logging/logger.js';
 import { requestIdOf, ResponseRecorder } from './http-setup.js';
 import { BODY_LIMIT, parseJsonBody } from './json-body.js';
@@ -20,7 +21,7 @@ export interface FastRoutes {
   confirmOrder(id: string, body: unknown, requestId: string): Promise<FastAnswer>;
 }
 
-const CONFIRM = /^\/orders\/([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\/confirm$/;
+const CONFIRM = new RegExp(`^/orders/(${UUID_SOURCE})/confirm$`);
 const JSON_TYPE = 'application/json; charset=utf-8';
 const PROBLEM_JSON_TYPE = `${PROBLEM_TYPE}; charset=utf-8`;
 

@@ -3,12 +3,12 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RawServerBase } from 'fastify';
 import type pino from 'pino';
 import { AppError, toProblem } from '../common/errors.js';
+import { isUuid } from '../common/uuid.js';
 import { accessLog, requestContext } from '../logging/logger.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { Authenticator, pathOf, routeOf, Verdict } from './auth.js';
 import { BODY_LIMIT, parseJsonBody } from './json-body.js';
 import { answerError, sendProblem } from './problem.js';
-import { isOrderId } from './schemas.js';
 import { RATE_LIMITED_ROUTES, RateLimiter } from './rate-limit.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -26,7 +26,7 @@ const ORDER_ROUTE = /^\/(?:admin\/)?orders\/:id(?:\/|$)/;
 function orderIdOf(route: string | undefined, params: unknown): string | undefined {
   if (route === undefined || !ORDER_ROUTE.test(route)) return undefined;
   const id = (params as { id?: unknown } | undefined)?.id;
-  return typeof id === 'string' && isOrderId(id) ? id : undefined;
+  return typeof id === 'string' && isUuid(id) ? id : undefined;
 }
 
 export interface HttpSetup {

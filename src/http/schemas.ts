@@ -28,13 +28,6 @@ export const Reason = Type.Object(
 /** Query integers arrive as text: digits only, range checked by the caller's pattern. */
 export const intText = (pattern: RegExp, message: string) => Type.String({ pattern: pattern.source, 'x-message': message });
 
-export const ORDER_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** Order ids are UUIDs; anything else cannot name an order (answered 404, never 400 or 500). */
-export function isOrderId(id: string): boolean {
-  return ORDER_ID_PATTERN.test(id);
-}
-
 /** Each SKU at most once in an order's lines (JSON Schema's uniqueItems compares whole lines). */
 export function duplicateSku(items: { sku: string }[]): string | undefined {
   const seen = new Set<string>();

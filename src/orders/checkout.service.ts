@@ -1,7 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AppError } from '../common/errors.js';
 import { AppConfig } from '../config/app-config.js';
-import { duplicateSku, isOrderId } from '../http/schemas.js';
+import { isUuid } from '../common/uuid.js';
+import { duplicateSku } from '../http/schemas.js';
 import { requestHash } from './idempotency.js';
 import { Note, releaseMove } from './moves.js';
 import { HOLDING } from './order-state.js';
@@ -36,7 +37,7 @@ export class CheckoutService {
   }
 
   async get(id: string): Promise<OrderAnswer> {
-    const found = isOrderId(id) ? await this.store.answer(id) : undefined;
+    const found = isUuid(id) ? await this.store.answer(id) : undefined;
     if (!found) throw AppError.notFound(`order ${id}`);
     return found;
   }
@@ -46,7 +47,7 @@ export class CheckoutService {
    * creation; the expiry jobs follow the new deadline (a job at the old one finds nothing due).
    */
   async extend(id: string, extendByMs: number): Promise<OrderAnswer> {
-    if (!isOrderId(id)) throw AppError.notFound(`order ${id}`);
+    if (!isUuid(id)) throw AppError.notFound(`order ${id}`);
     const r = await this.store.extend(id, extendByMs);
     if (!r) throw AppError.notFound(`order ${id}`);
     if (r.status === 'CONFIRM_SUCCESS') throw new AppError('ORDER_CONFIRMED', `order ${id} is confirmed`);
@@ -63,7 +64,7 @@ export class CheckoutService {
 
   /** Cancel: release the stock (refunding a possible charge later). Idempotent on released orders. */
   async cancel(id: string, reason: string, opts: { data?: Record<string, unknown>; notes?: Note[] } = {}): Promise<MoveResult> {
-    if (!isOrderId(id)) throw AppError.notFound(`order ${id}`);
+    if (!isUuid(id)) throw AppError.notFound(`order ${id}`);
     const r = await this.store.apply(releaseMove(id, 'CANCELED', reason, { refundWatchMs: this.refundWatchMs, ...opts }));
     if (!r.found) throw AppError.notFound(`order ${id}`);
     if (r.status === 'CONFIRM_SUCCESS') throw new AppError('ORDER_CONFIRMED', `order ${id} is confirmed; it cannot be canceled`);

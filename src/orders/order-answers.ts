@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/errors.js';
 import type { FastAnswer } from '../http/fast-path.js';
 import { problemOf } from '../http/problem.js';
-import { IDEMPOTENCY_KEY_PATTERN, isOrderId } from '../http/schemas.js';
+import { isUuid } from '../common/uuid.js';
+import { IDEMPOTENCY_KEY_PATTERN } from '../http/schemas.js';
 import { validateBody } from '../http/validation.js';
 import { CheckoutService } from './checkout.service.js';
 import { ConfirmService } from './confirm.service.js';
@@ -47,7 +48,7 @@ export class OrderAnswers {
   /** POST /orders/{id}/confirm: the current state by one mapping (API.md): 200, 202, 402, or ORDER_CANCELED. */
   async confirmOrder(id: string, raw: unknown, requestId: string | undefined): Promise<Answer> {
     const body = validateBody(ConfirmBody, raw);
-    const answer = isOrderId(id) ? await this.confirmation.confirm(id, body.paymentToken, requestId) : undefined;
+    const answer = isUuid(id) ? await this.confirmation.confirm(id, body.paymentToken, requestId) : undefined;
     if (!answer) throw AppError.notFound(`order ${id}`);
     const status = confirmHttpStatus(answer.status);
     if (status === 'ORDER_CANCELED') throw new AppError('ORDER_CANCELED', 'the order was canceled');

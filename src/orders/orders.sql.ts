@@ -92,8 +92,6 @@ export const ORDERS_SQL = {
 
   events: statement('orders_events', `SELECT type, at, data FROM order_events WHERE order_id = $1 ORDER BY id`),
 
-  addEvent: statement('orders_add_event', `INSERT INTO order_events (order_id, type, data) VALUES ($1, $2, $3::jsonb)`),
-
   flagAttention: statement('orders_flag_attention', `SELECT tcc_flag_attention($1::uuid, $2, $3::jsonb) AS flagged`),
 } as const;
 

@@ -3,7 +3,8 @@ import { AppError } from '../common/errors.js';
 import { isPgTimestamp, SignedCursor } from '../common/signed-cursor.js';
 import { AppConfig } from '../config/app-config.js';
 import { Db } from '../database/db.js';
-import { isOrderId, NAME_PATTERN } from '../http/schemas.js';
+import { isUuid } from '../common/uuid.js';
+import { NAME_PATTERN } from '../http/schemas.js';
 import { secretProblem } from './webhook-secret.js';
 import { DELIVERY_STATUSES, DeliveriesQuery, DeliveryStatus, DeliveryView, PutWebhookBody, WebhookView } from './webhooks.schemas.js';
 import { WEBHOOKS_SQL } from './webhooks.sql.js';
@@ -83,7 +84,7 @@ export class WebhooksService {
   async deliveries(name: string, q: DeliveriesQuery): Promise<{ data: DeliveryView[]; nextCursor: string | null }> {
     await this.mustExist(name);
     const limit = q.limit ? Number(q.limit) : 100;
-    const after = q.cursor ? this.cursor.decode(q.cursor, 2, ([at, id]) => isPgTimestamp(at) && isOrderId(id)) : FIRST;
+    const after = q.cursor ? this.cursor.decode(q.cursor, 2, ([at, id]) => isPgTimestamp(at) && isUuid(id)) : FIRST;
     const statuses = q.status ? [q.status] : [...DELIVERY_STATUSES];
     const rows = await this.db.sql.rows<DeliveryRow>(WEBHOOKS_SQL.deliveries, [name, statuses, after[0], after[1], limit + 1]);
     const page = rows.slice(0, limit);
@@ -94,7 +95,7 @@ export class WebhooksService {
   /** Sends a delivery again, same webhook-id and body (see WEBHOOKS_SQL.retry for its attempts). */
   async retry(name: string, id: string): Promise<DeliveryView> {
     await this.mustExist(name);
-    const row = isOrderId(id) ? await this.db.sql.one<DeliveryRow>(WEBHOOKS_SQL.retry, [name, id, PENDING]) : undefined;
+    const row = isUuid(id) ? await this.db.sql.one<DeliveryRow>(WEBHOOKS_SQL.retry, [name, id, PENDING]) : undefined;
     if (!row) throw AppError.notFound(`delivery ${id} of webhook ${name}`);
     return view(row);
   }
