@@ -1,8 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { UnknownReason } from '../payments/gateway.types.js';
-
-export type ConfirmOutcomeLabel = 'success' | 'declined' | UnknownReason;
 
 /** Every known label value of every counter: each series exists, at 0, from start-up. */
 export const LABELS = {
@@ -19,6 +16,9 @@ export const LABELS = {
   retentionKind: ['orders', 'order_events', 'barrier_rows', 'reservations', 'branches', 'webhook_deliveries'],
   fastPathRoute: ['/orders', '/orders/:id/confirm'],
 } as const;
+
+/** A charge attempt's outcome as tcc_confirm_attempts_total labels it; an unknown outcome is labelled by its reason. */
+export type ConfirmOutcomeLabel = (typeof LABELS.confirmOutcome)[number];
 
 /** A batcher's `onBatch`: its engine's batch-size series, looked up once rather than per batch. */
 export function batchSizeOf(metrics: MetricsService, engine: 'try' | 'probe' | 'claim' | 'apply'): (size: number) => void {
