@@ -30,7 +30,7 @@ import { OrdersController } from './orders/orders.controller.js';
 import { RefundService } from './orders/refund.service.js';
 import { TryEngine } from './orders/try-engine.js';
 import { PaymentGateway } from './payments/payment-gateway.js';
-import { PeriodicJobs } from './recovery/periodic.js';
+import { PeriodicJobs } from './database/periodic.js';
 import { ReconciliationService } from './recovery/reconciliation.service.js';
 import { Retention } from './recovery/retention.js';
 import { Sweeper } from './recovery/sweeper.js';

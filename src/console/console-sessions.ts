@@ -4,7 +4,7 @@ import { AppConfig } from '../config/app-config.js';
 import { Db } from '../database/db.js';
 import { SESSION_LOCKS } from '../database/session-lock.js';
 import type { SessionLookup } from '../http/auth.js';
-import { PeriodicJobs } from '../recovery/periodic.js';
+import { PeriodicJobs } from '../database/periodic.js';
 import { CONSOLE_SQL } from './console.sql.js';
 
 export interface ConsoleSession {

@@ -8,7 +8,7 @@ import { ORDERS_SQL } from '../orders/orders.sql.js';
 import { RefundService } from '../orders/refund.service.js';
 import { GatewayPayment, netCaptured } from '../payments/gateway.types.js';
 import { PaymentGateway } from '../payments/payment-gateway.js';
-import { PeriodicJobs } from './periodic.js';
+import { PeriodicJobs } from '../database/periodic.js';
 import { RECOVERY_SQL } from './recovery.sql.js';
 
 export type MismatchKind = 'charged_after_release' | 'no_capture' | 'multiple_captures' | 'capture_on_force_confirmed';

@@ -6,7 +6,7 @@ import { LABELS, MetricsService } from '../metrics/metrics.service.js';
 import { TERMINAL } from '../orders/order-state.js';
 import { REFUND } from '../orders/refund-state.js';
 import { FINISHED_DELIVERIES } from '../webhooks/delivery-state.js';
-import { PeriodicJobs } from './periodic.js';
+import { PeriodicJobs } from '../database/periodic.js';
 import { RETENTION_SQL } from './retention.sql.js';
 
 /** Rows per statement: each is its own short transaction, so locks and WAL come in small pieces. */

@@ -6,7 +6,7 @@ import { ParticipantService } from '../inventory/participant.service.js';
 import { DueOrders } from '../orders/due-orders.js';
 import { REFUND_OPEN } from '../orders/refund-state.js';
 import { RefundService } from '../orders/refund.service.js';
-import { PeriodicJobs } from './periodic.js';
+import { PeriodicJobs } from '../database/periodic.js';
 import { RECOVERY_SQL } from './recovery.sql.js';
 
 /** Jobs get the first chance; the sweeper takes what is overdue by more than this. */

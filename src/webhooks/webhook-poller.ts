@@ -2,7 +2,7 @@ import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { Db } from '../database/db.js';
 import { SESSION_LOCKS } from '../database/session-lock.js';
 import { JobScheduler } from '../jobs/job-scheduler.js';
-import { PeriodicJobs } from '../recovery/periodic.js';
+import { PeriodicJobs } from '../database/periodic.js';
 import { AttemptRef, WebhookDelivery } from './webhook-delivery.js';
 import { DELIVERY_TIMEOUT_MS } from './webhook-sender.js';
 import type { DeliveryStatus } from './webhooks.schemas.js';

@@ -1,17 +1,18 @@
 import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { Db } from '../database/db.js';
-import { withSessionLock } from '../database/session-lock.js';
+import { Db } from './db.js';
+import { withSessionLock } from './session-lock.js';
 
 interface Task {
   running?: Promise<unknown>;
 }
 
 /**
- * Every periodic job (sweeper, reconciliation, retention, webhook redelivery) is registered the
- * same way: an interval in @nestjs/schedule's registry, one run at a time per process, and one
- * process at a time across the deployment (a session advisory lock). Shutdown stops the timers
- * and waits for the runs in progress; `stopped()` tells a long run to wind down.
+ * Work that runs every N ms, one run at a time per process and one process at a time across the
+ * deployment (a session advisory lock, see session-lock.ts): the sweeper, reconciliation,
+ * retention, the webhook poller and the console's session purge all register here the same way,
+ * as an interval in @nestjs/schedule's registry. Shutdown stops the timers and waits for the runs
+ * in progress; `stopped()` tells a long run to wind down.
  */
 @Injectable()
 export class PeriodicJobs implements BeforeApplicationShutdown {
