@@ -36,6 +36,7 @@ import { Retention } from './recovery/retention.js';
 import { Sweeper } from './recovery/sweeper.js';
 import { WebhookDelivery } from './webhooks/webhook-delivery.js';
 import { WebhookPoller } from './webhooks/webhook-poller.js';
+import { WebhookScheduler } from './webhooks/webhook-scheduler.js';
 import { WebhooksController } from './webhooks/webhooks.controller.js';
 import { WebhooksService } from './webhooks/webhooks.service.js';
 
@@ -77,6 +78,7 @@ export class AppModule {
       JobScheduler,
       { provide: OrderScheduler, useExisting: JobScheduler },
       { provide: BranchScheduler, useExisting: JobScheduler },
+      { provide: WebhookScheduler, useExisting: JobScheduler },
       HealthService,
       MetricsScraper,
       OpsServer,

@@ -5,6 +5,8 @@ import { settleWithin } from '../common/with-timeout.js';
 import { AppConfig } from '../config/app-config.js';
 import { BranchScheduler } from '../inventory/branch-scheduler.js';
 import { OrderScheduler } from '../orders/order-scheduler.js';
+import type { AttemptRef } from '../webhooks/webhook-delivery.js';
+import { WebhookScheduler } from '../webhooks/webhook-scheduler.js';
 import { bucketOf, JobData, jobId, QUEUES, QueueName } from './queues.js';
 import { redisConnection } from './redis.js';
 
@@ -19,7 +21,7 @@ const LATE_MS = 50;
  * a lost job (Redis wiped, a crash right after commit) is only late — the sweeper finds the orders.
  */
 @Injectable()
-export class JobScheduler implements OrderScheduler, BranchScheduler, OnApplicationShutdown {
+export class JobScheduler implements OrderScheduler, BranchScheduler, WebhookScheduler, OnApplicationShutdown {
   readonly connection: Redis;
   readonly queues: Record<QueueName, Queue<JobData>>;
   private readonly bucketMs: number;
@@ -81,7 +83,7 @@ export class JobScheduler implements OrderScheduler, BranchScheduler, OnApplicat
    * Webhook attempts the poller claimed, in one round trip. The delivery row owns the retries (one
    * BullMQ attempt, nothing kept): a job that fails or is lost only waits out the row's lease.
    */
-  async webhookAttempts(refs: { webhook: string; deliveryId: string; attempt: number }[]): Promise<void> {
+  async webhookAttempts(refs: AttemptRef[]): Promise<void> {
     const jobs = refs.map((r) => ({
       name: QUEUES.webhooks,
       data: { webhook: r.webhook, deliveryId: r.deliveryId, attempt: r.attempt },

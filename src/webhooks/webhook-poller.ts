@@ -1,11 +1,11 @@
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { Db } from '../database/db.js';
 import { SESSION_LOCKS } from '../database/session-lock.js';
-import { JobScheduler } from '../jobs/job-scheduler.js';
 import { PeriodicJobs } from '../database/periodic.js';
 import { AttemptRef, WebhookDelivery } from './webhook-delivery.js';
 import { DELIVERY_TIMEOUT_MS } from './webhook-sender.js';
 import type { DeliveryStatus } from './webhooks.schemas.js';
+import { WebhookScheduler } from './webhook-scheduler.js';
 import { WEBHOOKS_SQL } from './webhooks.sql.js';
 
 const POLL_MS = 500;
@@ -36,7 +36,7 @@ export class WebhookPoller implements OnApplicationBootstrap {
   constructor(
     private readonly db: Db,
     private readonly periodic: PeriodicJobs,
-    private readonly scheduler: JobScheduler,
+    private readonly scheduler: WebhookScheduler,
     private readonly delivery: WebhookDelivery,
   ) {}
 
