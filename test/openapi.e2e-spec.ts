@@ -33,7 +33,7 @@ it('openapi.json at the repository root is exactly what /docs-json serves', () =
 
 it('npm run openapi builds the same document with no database or Redis to reach', () => {
   const out = join(mkdtempSync(join(tmpdir(), 'openapi-')), 'openapi.json');
-  execFileSync(process.execPath, ['dist/ops/openapi-cli.js', out], {
+  execFileSync(process.execPath, ['dist/openapi.js', out], {
     env: { PATH: process.env.PATH, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/nowhere', REDIS_URL: 'redis://127.0.0.1:1' },
     timeout: 30_000,
   });

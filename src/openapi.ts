@@ -3,11 +3,11 @@ import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
-import { AppModule } from '../app.module.js';
-import { AppConfig } from '../config/app-config.js';
-import { parseEnv } from '../config/env.schema.js';
-import { stableJson } from './stable-json.js';
-import { buildOpenApi } from './swagger.js';
+import { AppModule } from './app.module.js';
+import { AppConfig } from './config/app-config.js';
+import { parseEnv } from './config/env.schema.js';
+import { stableJson } from './ops/stable-json.js';
+import { buildOpenApi } from './ops/swagger.js';
 
 /**
  * `npm run openapi`: writes the OpenAPI document the service serves at /docs-json to
