@@ -4,7 +4,7 @@ import { Db } from '../database/db.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { PaymentGateway } from '../payments/payment-gateway.js';
 import { netCaptured } from '../payments/gateway.types.js';
-import { retryDelayMs } from './backoff.js';
+import { retryDelayMs } from '../common/backoff.js';
 import { REFUND, REFUND_OPEN, RefundStatus, refundWatchMs } from './refund-state.js';
 import { REFUND_SQL } from './refund.sql.js';
 

@@ -2,7 +2,7 @@ import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
 import { Db } from '../database/db.js';
 import { MetricsService } from '../metrics/metrics.service.js';
-import { retryDelayMs } from '../orders/backoff.js';
+import { retryDelayMs } from '../common/backoff.js';
 import { WebhookSender } from './webhook-sender.js';
 import type { DeliveryStatus } from './webhooks.schemas.js';
 import { WEBHOOKS_SQL } from './webhooks.sql.js';
