@@ -9,10 +9,11 @@ import { ConsoleSessionController } from './console/console-session.controller.j
 import { ConsoleSessions } from './console/console-sessions.js';
 import { ConsoleStats, ConsoleStatsController } from './console/console-stats.js';
 import { DatabaseModule } from './database/database.module.js';
-import { InventoryController, ParticipantController } from './inventory/inventory.controller.js';
-import { BranchScheduler } from './inventory/branch-scheduler.js';
+import { InventoryController } from './inventory/inventory.controller.js';
+import { BranchScheduler } from './inventory/participant/branch-scheduler.js';
+import { ParticipantController } from './inventory/participant/participant.controller.js';
 import { InventoryService } from './inventory/inventory.service.js';
-import { ParticipantService } from './inventory/participant.service.js';
+import { ParticipantService } from './inventory/participant/participant.service.js';
 import { JobScheduler } from './jobs/job-scheduler.js';
 import { JobWorkers } from './jobs/job-workers.js';
 import { MetricsService } from './metrics/metrics.service.js';
@@ -20,15 +21,17 @@ import { HealthController } from './ops/health.controller.js';
 import { HealthService } from './ops/health.service.js';
 import { MetricsController, MetricsScraper } from './ops/metrics.controller.js';
 import { OpsServer } from './ops/ops-server.js';
-import { CheckoutService } from './orders/checkout.service.js';
-import { ConfirmService } from './orders/confirm.service.js';
+import { CancelService } from './orders/cancel/cancel.service.js';
+import { RefundService } from './orders/cancel/refund.service.js';
+import { ReservationExpiry } from './orders/cancel/reservation-expiry.js';
+import { ConfirmClaims } from './orders/confirm/claims.js';
+import { ConfirmService } from './orders/confirm/confirm.service.js';
 import { DueOrders } from './orders/due-orders.js';
 import { OrderAnswers } from './orders/order-answers.js';
 import { OrderScheduler } from './orders/order-scheduler.js';
-import { OrderStore } from './orders/order-store.js';
 import { OrdersController } from './orders/orders.controller.js';
-import { RefundService } from './orders/refund.service.js';
-import { TryEngine } from './orders/try-engine.js';
+import { OrderStore } from './orders/state/order-store.js';
+import { TryEngine } from './orders/try/try-engine.js';
 import { PaymentGateway } from './payments/payment-gateway.js';
 import { PeriodicJobs } from './database/periodic.js';
 import { ReconciliationService } from './recovery/reconciliation.service.js';
@@ -67,8 +70,10 @@ export class AppModule {
       ParticipantService,
       OrderStore,
       TryEngine,
-      CheckoutService,
+      ConfirmClaims,
       ConfirmService,
+      CancelService,
+      ReservationExpiry,
       OrderAnswers,
       RefundService,
       DueOrders,

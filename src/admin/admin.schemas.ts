@@ -1,8 +1,8 @@
 import { Static, Type } from '@sinclair/typebox';
 import { intText, SKU_PATTERN } from '../http/schemas.js';
-import { ORDER_STATUSES } from '../orders/order-state.js';
+import { ORDER_STATUSES } from '../orders/state/order-state.js';
 import { Order } from '../orders/orders.schemas.js';
-import { REFUND_STATUSES } from '../orders/refund-state.js';
+import { REFUND_STATUSES } from '../orders/state/refund-state.js';
 
 const status = Type.String({ enum: [...ORDER_STATUSES], 'x-message': `status must be one of ${ORDER_STATUSES.join(', ')}` });
 const olderThan = intText(/^(?:0|[1-9]\d{0,6})$/, 'olderThanMinutes must be an integer from 0 to 9999999');

@@ -3,13 +3,13 @@ import { AppError } from '../common/errors.js';
 import { AppConfig } from '../config/app-config.js';
 import { Db } from '../database/db.js';
 import { isUuid } from '../common/uuid.js';
-import { CheckoutService } from '../orders/checkout.service.js';
-import { ConfirmService } from '../orders/confirm.service.js';
-import { paidMove } from '../orders/moves.js';
-import { HOLDING, OrderStatus } from '../orders/order-state.js';
-import { OrderStore } from '../orders/order-store.js';
-import { ORDERS_SQL } from '../orders/orders.sql.js';
-import { REFUND, refundWatchMs } from '../orders/refund-state.js';
+import { CancelService } from '../orders/cancel/cancel.service.js';
+import { ConfirmService } from '../orders/confirm/confirm.service.js';
+import { paidMove } from '../orders/state/moves.js';
+import { HOLDING, OrderStatus } from '../orders/state/order-state.js';
+import { OrderStore } from '../orders/state/order-store.js';
+import { ORDERS_SQL } from '../orders/state/orders.sql.js';
+import { REFUND, refundWatchMs } from '../orders/state/refund-state.js';
 import { ADMIN_SQL } from './admin.sql.js';
 import { SignedCursor } from '../common/signed-cursor.js';
 import { isPosition, ORDER_LIST_CURSOR, Position } from './cursor.js';
@@ -52,7 +52,7 @@ export class AdminService {
   constructor(
     private readonly db: Db,
     private readonly store: OrderStore,
-    private readonly checkout: CheckoutService,
+    private readonly cancels: CancelService,
     private readonly confirm: ConfirmService,
     config: AppConfig,
   ) {
@@ -81,7 +81,7 @@ export class AdminService {
   }
 
   async forceCancel(id: string, reason: string): Promise<AdminOrder> {
-    await this.checkout.cancel(id, `force-canceled by an operator: ${reason}`, {
+    await this.cancels.cancel(id, `force-canceled by an operator: ${reason}`, {
       data: { actor: 'operator', operatorReason: reason },
       notes: [{ type: 'operator.force_cancel', data: { reason } }],
     });
@@ -142,7 +142,7 @@ export class AdminService {
       await Promise.all(
         rows.slice(i, i + BULK_CHUNK).map(async ({ id }) => {
           try {
-            const r = await this.checkout.cancel(id, `force-canceled by an operator (bulk): ${body.reason}`, {
+            const r = await this.cancels.cancel(id, `force-canceled by an operator (bulk): ${body.reason}`, {
               data: { actor: 'operator', operatorReason: body.reason, bulk: true },
               notes: [{ type: 'operator.force_cancel', data: { reason: body.reason, bulk: true } }],
             });

@@ -4,8 +4,8 @@ import { Static, Type } from '@sinclair/typebox';
 import { ApiErrors, ApiJson, ref } from '../http/api-docs.js';
 import { intText } from '../http/schemas.js';
 import { QueryPipe } from '../http/validation.js';
-import { BranchList } from '../inventory/inventory.schemas.js';
-import { BranchView, ParticipantService } from '../inventory/participant.service.js';
+import { BranchList } from '../inventory/participant/participant.schemas.js';
+import { BranchView, ParticipantService } from '../inventory/participant/participant.service.js';
 
 const BranchQuery = Type.Object(
   {

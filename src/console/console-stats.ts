@@ -2,7 +2,7 @@ import { Controller, Get, Injectable } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Db } from '../database/db.js';
 import { ApiErrors, ApiJson, ref } from '../http/api-docs.js';
-import { ORDER_STATUSES, OrderStatus } from '../orders/order-state.js';
+import { ORDER_STATUSES, OrderStatus } from '../orders/state/order-state.js';
 import { BreakerState, PaymentGateway } from '../payments/payment-gateway.js';
 import { CONSOLE_SQL } from './console.sql.js';
 import { ConsoleStats as ConsoleStatsSchema } from './console.schemas.js';

@@ -1,5 +1,5 @@
 import { Static, Type } from '@sinclair/typebox';
-import { ORDER_STATUSES } from '../orders/order-state.js';
+import { ORDER_STATUSES } from '../orders/state/order-state.js';
 
 export const SignInBody = Type.Object(
   { token: Type.String({ minLength: 1, maxLength: 4096, 'x-message': 'token must be 1-4096 characters' }) },

@@ -1,5 +1,5 @@
 import { statement } from '../database/db.js';
-import { ORDER_FIGURES } from '../orders/orders.sql.js';
+import { ORDER_FIGURES } from '../orders/state/orders.sql.js';
 
 /** The operator console's statements: its sessions and the figures at a glance. */
 export const CONSOLE_SQL = {

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { AppError } from '../common/errors.js';
 
 /**
  * Shared pieces of the request and response schemas: validation (http/validation.ts) and the
@@ -28,12 +29,14 @@ export const Reason = Type.Object(
 /** Query integers arrive as text: digits only, range checked by the caller's pattern. */
 export const intText = (pattern: RegExp, message: string) => Type.String({ pattern: pattern.source, 'x-message': message });
 
-/** Each SKU at most once in an order's lines (JSON Schema's uniqueItems compares whole lines). */
-export function duplicateSku(items: { sku: string }[]): string | undefined {
+/**
+ * The rule `Lines` cannot state: each SKU at most once (JSON Schema's uniqueItems compares whole
+ * lines). VALIDATION_FAILED naming the first repeat, for an order's Try and a participant's alike.
+ */
+export function requireDistinctSkus(items: { sku: string }[]): void {
   const seen = new Set<string>();
   for (const { sku } of items) {
-    if (seen.has(sku)) return sku;
+    if (seen.has(sku)) throw AppError.validation([{ field: 'items', message: `each SKU may appear at most once; ${sku} repeats` }]);
     seen.add(sku);
   }
-  return undefined;
 }

@@ -1,5 +1,4 @@
 import { Static, Type } from '@sinclair/typebox';
-import { Lines } from '../http/schemas.js';
 
 export const MAX_PRICE_MINOR = 100_000_000_000;
 
@@ -22,44 +21,4 @@ export const InventoryView = Type.Object({
   onHand: Type.Integer(),
   reserved: Type.Integer(),
   available: Type.Integer(),
-});
-
-const TX_ID = { pattern: '^[A-Za-z0-9_.:-]{1,128}$', 'x-message': 'transactionId must be 1-128 characters of [A-Za-z0-9_.:-]' };
-
-/** DTM sends one body to every phase: Confirm and Cancel accept (and ignore) the Try's fields. */
-export const TccTryBody = Type.Object(
-  {
-    transactionId: Type.String(TX_ID),
-    items: Lines,
-    timeoutMs: Type.Optional(
-      Type.Integer({ minimum: 1000, 'x-message': 'timeoutMs must be an integer from 1000 to RESERVATION_MAX_TTL_MS', description: 'the branch is canceled by the service after this long (default PARTICIPANT_TTL_MS)' }),
-    ),
-  },
-  { additionalProperties: false },
-);
-export type TccTryBody = Static<typeof TccTryBody>;
-
-export const TccPhaseBody = Type.Object(
-  {
-    transactionId: Type.String(TX_ID),
-    items: Type.Optional(Lines),
-    timeoutMs: Type.Optional(Type.Integer({ minimum: 1000 })),
-  },
-  { additionalProperties: false },
-);
-export type TccPhaseBody = Static<typeof TccPhaseBody>;
-
-export const TccStatus = Type.Object({ status: Type.Union([Type.Literal('RESERVED'), Type.Literal('CONFIRMED'), Type.Literal('CANCELED')]) });
-
-export const BranchList = Type.Object({
-  data: Type.Array(
-    Type.Object({
-      transactionId: Type.String(),
-      status: Type.Union([Type.Literal('RESERVED'), Type.Literal('CONFIRMED'), Type.Literal('CANCELED')]),
-      items: Type.Array(Type.Object({ sku: Type.String(), quantity: Type.Integer() })),
-      createdAt: Type.String({ format: 'date-time' }),
-      expiresAt: Type.String({ format: 'date-time' }),
-    }),
-  ),
-  nextCursor: Type.Union([Type.String(), Type.Null()]),
 });

@@ -13,8 +13,8 @@ export interface SkuUpsert {
 
 /**
  * Stock: SKUs, their price and on-hand counts. The TCC participant phases for outside
- * coordinators live in participant.service.ts; this service's own orders reserve through the
- * group-commit engine (orders/try-engine.ts).
+ * coordinators live in participant/; this service's own orders reserve through the group-commit
+ * engine (orders/try/).
  */
 @Injectable()
 export class InventoryService {

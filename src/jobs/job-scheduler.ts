@@ -3,7 +3,7 @@ import { JobsOptions, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { settleWithin } from '../common/with-timeout.js';
 import { AppConfig } from '../config/app-config.js';
-import { BranchScheduler } from '../inventory/branch-scheduler.js';
+import { BranchScheduler } from '../inventory/participant/branch-scheduler.js';
 import { OrderScheduler } from '../orders/order-scheduler.js';
 import type { AttemptRef } from '../webhooks/webhook-delivery.js';
 import { WebhookScheduler } from '../webhooks/webhook-scheduler.js';

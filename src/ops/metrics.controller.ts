@@ -5,8 +5,8 @@ import { Db } from '../database/db.js';
 import { ApiErrors } from '../http/api-docs.js';
 import { JobScheduler } from '../jobs/job-scheduler.js';
 import { MetricsService } from '../metrics/metrics.service.js';
-import { HOLDING, ORDER_STATUSES } from '../orders/order-state.js';
-import { REFUND } from '../orders/refund-state.js';
+import { HOLDING, ORDER_STATUSES } from '../orders/state/order-state.js';
+import { REFUND } from '../orders/state/refund-state.js';
 import { BREAKER_STATE_VALUE, PaymentGateway } from '../payments/payment-gateway.js';
 import { METRICS_SQL } from './metrics.sql.js';
 

@@ -1,4 +1,4 @@
-import { ORDER_FIGURES } from '../orders/orders.sql.js';
+import { ORDER_FIGURES } from '../orders/state/orders.sql.js';
 
 /**
  * What /metrics reads from Postgres: every query bounded by an index or a small table, none a

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { Db } from '../database/db.js';
-import type { ConfirmService } from './confirm.service.js';
+import type { ReservationExpiry } from './cancel/reservation-expiry.js';
+import type { ConfirmService } from './confirm/confirm.service.js';
 import { DueOrders } from './due-orders.js';
 
 /** A database whose due query always answers the same full page of 500 orders (none ever leaves). */
@@ -26,13 +27,13 @@ describe('DueOrders.drive', () => {
     const { db, pages } = fullPages();
     const driven: string[] = [];
     const confirm = {
-      expire: async (id: string) => void driven.push(id),
       advance: async (id: string) => {
         if (id === 'o-7') throw new Error('database busy');
         driven.push(id);
       },
     } as unknown as ConfirmService;
-    const due = new DueOrders(db, confirm);
+    const expiry = { expire: async (id: string) => void driven.push(id) } as unknown as ReservationExpiry;
+    const due = new DueOrders(db, confirm, expiry);
     await expect(due.drive(0)).resolves.toBe(499);
     expect(pages()).toBe(1);
     expect(driven).toHaveLength(499);
@@ -41,8 +42,9 @@ describe('DueOrders.drive', () => {
   it('goes on to the next page while every order of a full page was driven, and stops when told', async () => {
     const { db, pages } = fullPages();
     let calls = 0;
-    const confirm = { expire: async () => void (calls += 1), advance: async () => void (calls += 1) } as unknown as ConfirmService;
-    const due = new DueOrders(db, confirm);
+    const confirm = { advance: async () => void (calls += 1) } as unknown as ConfirmService;
+    const expiry = { expire: async () => void (calls += 1) } as unknown as ReservationExpiry;
+    const due = new DueOrders(db, confirm, expiry);
     await expect(due.drive(0, () => pages() >= 3)).resolves.toBe(1000);
     expect(pages()).toBe(3);
     expect(calls).toBe(1000);

@@ -1,8 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Db } from '../database/db.js';
-import { ConfirmService } from './confirm.service.js';
-import { HOLDING } from './order-state.js';
-import { ORDERS_SQL } from './orders.sql.js';
+import { ReservationExpiry } from './cancel/reservation-expiry.js';
+import { ConfirmService } from './confirm/confirm.service.js';
+import { HOLDING } from './state/order-state.js';
+import { ORDERS_SQL } from './state/orders.sql.js';
 
 const PAGE = 500;
 const PARALLEL = 32;
@@ -19,6 +20,7 @@ export class DueOrders {
   constructor(
     private readonly db: Db,
     private readonly confirm: ConfirmService,
+    private readonly expiry: ReservationExpiry,
   ) {}
 
   /**
@@ -36,7 +38,7 @@ export class DueOrders {
         await Promise.all(
           due.slice(i, i + PARALLEL).map(async ({ id, expired_unpaid }) => {
             try {
-              await (expired_unpaid ? this.confirm.expire(id) : this.confirm.advance(id));
+              await (expired_unpaid ? this.expiry.expire(id) : this.confirm.advance(id));
               driven += 1;
             } catch (err) {
               failed += 1;

@@ -1,14 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/errors.js';
+import { isUuid } from '../common/uuid.js';
 import type { FastAnswer } from '../http/fast-path.js';
 import { problemOf } from '../http/problem.js';
-import { isUuid } from '../common/uuid.js';
-import { IDEMPOTENCY_KEY_PATTERN } from '../http/schemas.js';
 import { validateBody } from '../http/validation.js';
-import { CheckoutService } from './checkout.service.js';
-import { ConfirmService } from './confirm.service.js';
-import { confirmHttpStatus } from './order-state.js';
-import { ConfirmBody, CreateOrderBody } from './orders.schemas.js';
+import { ConfirmService } from './confirm/confirm.service.js';
+import { ConfirmBody } from './orders.schemas.js';
+import { confirmHttpStatus } from './state/order-state.js';
+import { TryEngine } from './try/try-engine.js';
+import { tryRequestOf } from './try/try-input.js';
 
 /** What a checkout route answers: a status and JSON text (an order, or a problem when `problem`). */
 export type Answer = FastAnswer;
@@ -30,17 +30,13 @@ export function refusal(err: AppError): Answer {
 @Injectable()
 export class OrderAnswers {
   constructor(
-    private readonly checkout: CheckoutService,
+    private readonly engine: TryEngine,
     private readonly confirmation: ConfirmService,
   ) {}
 
-  /** POST /orders: the body is checked before the Idempotency-Key header (the contract's order). */
+  /** POST /orders: reserve every line or nothing, once per Idempotency-Key (see TryEngine). */
   async tryOrder(key: string | string[] | undefined, raw: unknown): Promise<Answer> {
-    const body = validateBody(CreateOrderBody, raw);
-    if (typeof key !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(key)) {
-      throw AppError.validation([{ field: 'Idempotency-Key', message: 'Idempotency-Key header required: 1-255 characters of [A-Za-z0-9_.:-]' }]);
-    }
-    const result = await this.checkout.try(key, body, raw);
+    const result = await this.engine.reserve(tryRequestOf(key, raw));
     if (result instanceof AppError) return refusal(result);
     return order(result.created ? 201 : 200, result.body);
   }

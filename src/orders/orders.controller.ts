@@ -4,9 +4,11 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiErrors, ApiJson, ApiJsonBody, ref } from '../http/api-docs.js';
 import { PROBLEM_TYPE } from '../http/problem.js';
 import { BodyPipe } from '../http/validation.js';
-import { CheckoutService } from './checkout.service.js';
+import { CancelService } from './cancel/cancel.service.js';
+import { ReservationExpiry } from './cancel/reservation-expiry.js';
 import { Answer, OrderAnswers } from './order-answers.js';
 import { ConfirmBody, CreateOrderBody, ExtendBody, Order } from './orders.schemas.js';
+import { OrderStore } from './state/order-store.js';
 
 const ORDER = ref('Order', Order);
 
@@ -26,8 +28,10 @@ function send(res: FastifyReply, answer: Answer): string {
 @Controller('orders')
 export class OrdersController {
   constructor(
-    private readonly checkout: CheckoutService,
     private readonly answers: OrderAnswers,
+    private readonly store: OrderStore,
+    private readonly expiry: ReservationExpiry,
+    private readonly cancels: CancelService,
   ) {}
 
   @Post()
@@ -46,7 +50,7 @@ export class OrdersController {
   @ApiJson(200, ORDER)
   @ApiErrors('NOT_FOUND')
   async get(@Param('id') id: string, @Res({ passthrough: true }) res: FastifyReply): Promise<string> {
-    return json(res, 200, (await this.checkout.get(id)).body);
+    return json(res, 200, (await this.store.get(id)).body);
   }
 
   @Post(':id/confirm')
@@ -67,7 +71,7 @@ export class OrdersController {
   @ApiJson(200, ORDER, 'TRY_SUCCESS or CONFIRM_PENDING with the new reservationExpiresAt (unchanged when now + extendByMs is not later)')
   @ApiErrors('RATE_LIMITED', 'PAYLOAD_TOO_LARGE', 'MALFORMED_JSON', 'VALIDATION_FAILED', 'NOT_FOUND', 'EXTENSION_LIMIT_REACHED', 'ORDER_CONFIRMED', 'ORDER_CANCELED')
   async extend(@Param('id') id: string, @Body(new BodyPipe(ExtendBody)) body: ExtendBody, @Res({ passthrough: true }) res: FastifyReply): Promise<string> {
-    return json(res, 200, (await this.checkout.extend(id, body.extendByMs)).body);
+    return json(res, 200, (await this.expiry.extend(id, body.extendByMs)).body);
   }
 
   @Post(':id/cancel')
@@ -76,7 +80,7 @@ export class OrdersController {
   @ApiJson(200, ORDER, 'CANCELED (or already CANCELED / PAY_FAILED)')
   @ApiErrors('RATE_LIMITED', 'NOT_FOUND', 'ORDER_CONFIRMED')
   async cancel(@Param('id') id: string, @Res({ passthrough: true }) res: FastifyReply): Promise<string> {
-    return json(res, 200, (await this.checkout.cancel(id, 'canceled by the client', { data: { actor: 'client' } })).body);
+    return json(res, 200, (await this.cancels.cancel(id, 'canceled by the client', { data: { actor: 'client' } })).body);
   }
 }
 

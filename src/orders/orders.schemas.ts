@@ -1,6 +1,6 @@
 import { Static, Type } from '@sinclair/typebox';
 import { Lines } from '../http/schemas.js';
-import { ORDER_STATUSES } from './order-state.js';
+import { ORDER_STATUSES } from './state/order-state.js';
 
 export const CreateOrderBody = Type.Object(
   {

@@ -2,10 +2,10 @@ import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
 import { Db } from '../database/db.js';
 import { SESSION_LOCKS } from '../database/session-lock.js';
-import { ParticipantService } from '../inventory/participant.service.js';
+import { ParticipantService } from '../inventory/participant/participant.service.js';
 import { DueOrders } from '../orders/due-orders.js';
-import { REFUND_OPEN } from '../orders/refund-state.js';
-import { RefundService } from '../orders/refund.service.js';
+import { REFUND_OPEN } from '../orders/state/refund-state.js';
+import { RefundService } from '../orders/cancel/refund.service.js';
 import { PeriodicJobs } from '../database/periodic.js';
 import { RECOVERY_SQL } from './recovery.sql.js';
 

@@ -1,6 +1,6 @@
 import { Static, Type } from '@sinclair/typebox';
 import { intText } from '../http/schemas.js';
-import type { OrderEventType } from '../orders/moves.js';
+import type { OrderEventType } from '../orders/state/moves.js';
 
 /** The contract's event types (API.md "Webhooks"); the compiler checks the list against the outbox's type. */
 export const WEBHOOK_EVENTS = [

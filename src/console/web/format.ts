@@ -42,6 +42,6 @@ export function orDash(value: unknown): string {
   return value === null || value === undefined || value === '' ? '—' : String(value);
 }
 
-export { ORDER_STATUSES } from '../../orders/order-state.js';
+export { ORDER_STATUSES } from '../../orders/state/order-state.js';
 
 export const BREAKER_TEXT: Record<string, string> = { closed: 'closed', half_open: 'half-open', open: 'open' };

@@ -1,6 +1,6 @@
 /** The admin API's answers, as the page reads them (API.md, "Order JSON" and "Admin API"). */
 import type { InventoryView } from '../../inventory/inventory.types.js';
-import type { OrderItem, OrderView } from '../../orders/order.types.js';
+import type { OrderItem, OrderView } from '../../orders/state/order.types.js';
 
 export type { OrderItem };
 

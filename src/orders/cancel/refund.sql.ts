@@ -1,4 +1,4 @@
-import { statement } from '../database/db.js';
+import { statement } from '../../database/db.js';
 
 /** The compensation's statements. Refund states are parameters ($n::text[] of REFUND_OPEN, …). */
 export const REFUND_SQL = {

@@ -1,14 +1,18 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { AppConfig } from '../config/app-config.js';
-import { MetricsService } from '../metrics/metrics.service.js';
-import { PaymentGateway } from '../payments/payment-gateway.js';
-import { GatewayPayment, GatewayUnavailableError } from '../payments/gateway.types.js';
+import { AppConfig } from '../../config/app-config.js';
+import { MetricsService } from '../../metrics/metrics.service.js';
+import { PaymentGateway } from '../../payments/payment-gateway.js';
+import { GatewayPayment } from '../../payments/gateway.types.js';
+import { scheduleOwedRefund } from '../cancel/owed-refund.js';
+import { ReservationExpiry } from '../cancel/reservation-expiry.js';
+import { OrderScheduler } from '../order-scheduler.js';
+import { Note, paidMove, pendingMove, releaseMove } from '../state/moves.js';
+import { HOLDING } from '../state/order-state.js';
+import { MoveResult, OrderAnswer, OrderStore } from '../state/order-store.js';
+import { lookUpPayments } from '../state/payment-lookup.js';
+import { REFUND, refundWatchMs } from '../state/refund-state.js';
+import { Claim, ConfirmClaims } from './claims.js';
 import { decideCharge, lookupRetryDelayMs } from './confirm-policy.js';
-import { Note, paidMove, pendingMove, releaseMove } from './moves.js';
-import { HOLDING } from './order-state.js';
-import { OrderScheduler } from './order-scheduler.js';
-import { Claim, MoveResult, OrderAnswer, OrderStore } from './order-store.js';
-import { REFUND, refundWatchMs } from './refund-state.js';
 
 type Source = 'client' | 'retry' | 'resume';
 
@@ -22,8 +26,9 @@ type Source = 'client' | 'retry' | 'resume';
  * 3. apply the outcome (one call, batched): succeeded → commit stock, CONFIRM_SUCCESS; declined
  *    or a final refusal → release, PAY_FAILED; unknown → CONFIRM_PENDING with the next attempt
  *    time stored on the order, and a bucketed delayed job for it;
- * 4. after CONFIRM_MAX_ATTEMPTS unknown outcomes, or at the TTL, ask the gateway what became of
- *    the charge and finish or release on its word; a charge still in flight at the TTL is awaited.
+ * 4. after CONFIRM_MAX_ATTEMPTS unknown outcomes, ask the gateway what became of the charge and
+ *    finish or release on its word. At the TTL the expiry decides (cancel/reservation-expiry.ts):
+ *    a Confirm or a step that finds the order past it hands over to it.
  *
  * Every step re-reads Postgres and moves the order by compare-and-set, so a duplicate job, a crash
  * between two steps or a race with Cancel or expiry is harmless.
@@ -32,11 +37,13 @@ type Source = 'client' | 'retry' | 'resume';
 export class ConfirmService {
   private readonly logger = new Logger(ConfirmService.name);
   /** After a release, how long the service keeps asking the gateway for a charge to refund. */
-  readonly refundWatchMs: number;
+  private readonly refundWatchMs: number;
   private readonly env: AppConfig['env'];
 
   constructor(
+    private readonly claims: ConfirmClaims,
     private readonly store: OrderStore,
+    private readonly expiry: ReservationExpiry,
     private readonly gateway: PaymentGateway,
     private readonly scheduler: OrderScheduler,
     private readonly metrics: MetricsService,
@@ -52,7 +59,7 @@ export class ConfirmService {
    * the lookup rule hold for clients too). A finished order answers without charging.
    */
   async confirm(id: string, paymentToken: string | undefined, requestId: string | undefined): Promise<OrderAnswer | undefined> {
-    const claim = await this.store.claim({ id, paymentToken: paymentToken ?? null, job: false });
+    const claim = await this.claims.claim({ id, paymentToken: paymentToken ?? null, job: false });
     return this.proceed(claim, requestId, 'client');
   }
 
@@ -62,33 +69,14 @@ export class ConfirmService {
    * does nothing.
    */
   async advance(id: string): Promise<OrderAnswer | undefined> {
-    const claim = await this.store.claim({ id, paymentToken: null, job: true });
+    const claim = await this.claims.claim({ id, paymentToken: null, job: true });
     return this.proceed(claim, undefined, claim.status === 'TRY_SUCCESS' ? 'resume' : 'retry');
-  }
-
-  /** At the reservation TTL: a paid order is finished, anything else released. */
-  async expire(id: string): Promise<OrderAnswer | undefined> {
-    const s = await this.store.state(id);
-    if (!s) return undefined;
-    if (!HOLDING.includes(s.status) || !s.expired || s.leased) return s; // a charge in flight is awaited
-    if (!s.charge_requested) return this.released(await this.store.apply(releaseMove(id, 'CANCELED', 'reservation expired', { refundWatchMs: this.refundWatchMs })), 'expired');
-    const lease = await this.store.claimExpiry(id);
-    if (!lease) return (await this.store.answer(id)) ?? s;
-    const lookup = await this.lookup(id, undefined);
-    const paid = lookup.payments?.find((p) => p.status === 'succeeded');
-    if (paid) {
-      const r = await this.store.apply(paidMove(id, 'reservation expired; the gateway reports the charge succeeded', { paymentId: paid.id, refundWatchMs: this.refundWatchMs, call: lookup.call }));
-      if (r.won) this.metrics.reservationsExpired.inc({ result: 'confirmed' });
-      return this.paid(r);
-    }
-    const reason = lookup.payments ? 'reservation expired; the gateway has no charge' : 'reservation expired; the gateway could not be asked';
-    return this.released(await this.store.apply(releaseMove(id, 'CANCELED', reason, { refundWatchMs: this.refundWatchMs, call: lookup.call })), 'expired');
   }
 
   private async proceed(claim: Claim, requestId: string | undefined, source: Source): Promise<OrderAnswer | undefined> {
     if (!claim.found) return undefined;
     if (claim.claimed) return this.step(claim, requestId, source);
-    if (HOLDING.includes(claim.status) && claim.expired && !claim.leased) return this.expire(claim.id);
+    if (HOLDING.includes(claim.status) && claim.expired && !claim.leased) return this.expiry.expire(claim.id);
     return { status: claim.status, body: claim.body! };
   }
 
@@ -140,7 +128,7 @@ export class ConfirmService {
         if (!r.won) return r; // released meanwhile (cancel, expiry), or another step took over
         if (d.exhausted) return (await this.advance(c.id)) ?? r; // the lookup is due now
         await this.scheduleStep(r.nextActionAt);
-        if (pastTtl(r.body)) return (await this.expire(c.id)) ?? r; // the attempt outlived the TTL: decide now
+        if (pastTtl(r.body)) return (await this.expiry.expire(c.id)) ?? r; // the attempt outlived the TTL: decide now
         return r;
       }
     }
@@ -148,7 +136,7 @@ export class ConfirmService {
 
   /** Asks the gateway what became of the charge; does not guess when it cannot be asked. */
   private async resolveByLookup(c: Claim, why: string, requestId: string | undefined): Promise<OrderAnswer> {
-    const lookup = await this.lookup(c.id, requestId);
+    const lookup = await lookUpPayments(this.gateway, c.id, requestId);
     if (!lookup.payments) {
       const delay = lookupRetryDelayMs(this.env.CONFIRM_RETRY_BASE_MS, c.attempts);
       const r = await this.store.apply(pendingMove(c.id, 'gateway lookup failed; will ask again', { lease: c.lease ?? undefined, addAttempts: 0, nextActionMs: delay, call: lookup.call }));
@@ -162,36 +150,17 @@ export class ConfirmService {
     return this.released(await this.store.apply(releaseMove(c.id, 'PAY_FAILED', `${why}; the gateway has no charge`, { refundWatchMs: this.refundWatchMs, call: lookup.call })), 'exhausted');
   }
 
-  private async lookup(id: string, requestId: string | undefined): Promise<{ payments?: GatewayPayment[]; call: Note }> {
-    const started = performance.now();
-    const latencyMs = () => Math.round(performance.now() - started);
-    try {
-      const payments = await this.gateway.lookup(id, requestId);
-      const summary = payments.map((p) => ({ id: p.id, status: p.status, amountMinor: p.amountMinor, refundedMinor: p.refundedMinor }));
-      return { payments, call: { type: 'payment.lookup', data: { outcome: 'answered', latencyMs: latencyMs(), payments: summary } } };
-    } catch (err) {
-      const reason = err instanceof GatewayUnavailableError ? err.reason : 'error';
-      const type = reason === 'circuit_open' ? 'payment.breaker_rejected' : 'payment.lookup';
-      return { call: { type, data: { outcome: 'failed', reason, detail: (err as Error).message, latencyMs: latencyMs() } } };
-    }
-  }
-
   /** A charge that lost the race to a release (Cancel, expiry) is owed back: schedule the refund now. */
   private async paid(r: MoveResult): Promise<OrderAnswer> {
-    if (!r.won && r.refundStatus === REFUND.pending) await this.refundOwed(r);
+    if (!r.won && r.refundStatus === REFUND.pending) await scheduleOwedRefund(this.scheduler, this.logger, r);
     return r;
   }
 
-  private async released(r: MoveResult, why: 'declined' | 'refused' | 'exhausted' | 'expired'): Promise<OrderAnswer> {
+  private async released(r: MoveResult, why: 'declined' | 'refused' | 'exhausted'): Promise<OrderAnswer> {
     if (!r.won) return r;
-    if (why === 'expired') this.metrics.reservationsExpired.inc({ result: 'canceled' });
-    else this.metrics.confirmFailures.inc({ reason: why });
-    if (r.refundStatus === REFUND.pending) await this.refundOwed(r);
+    this.metrics.confirmFailures.inc({ reason: why });
+    if (r.refundStatus === REFUND.pending) await scheduleOwedRefund(this.scheduler, this.logger, r);
     return r;
-  }
-
-  private async refundOwed(r: MoveResult): Promise<void> {
-    await this.scheduler.refundOwed(r.id, r.refundNextAt).catch((err: unknown) => this.logger.warn({ orderId: r.id, err: String(err) }, 'refund job not scheduled; the sweeper will pick it up'));
   }
 
   private async scheduleStep(at: Date | null): Promise<void> {

@@ -1,4 +1,4 @@
-import { Sql, statement } from '../database/db.js';
+import { Sql, statement } from '../../database/db.js';
 
 const SQL = {
   insert: statement(

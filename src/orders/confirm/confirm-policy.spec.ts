@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { ChargeOutcome } from '../payments/gateway.types.js';
+import type { ChargeOutcome } from '../../payments/gateway.types.js';
 import { decideCharge, lookupRetryDelayMs } from './confirm-policy.js';
 
 const payment = { id: 'p', status: 'succeeded' as const, amountMinor: 100, currency: 'USD', reference: 'r', refundedMinor: 0 };

@@ -1,6 +1,6 @@
-import type { ConfirmOutcomeLabel } from '../metrics/metrics.service.js';
-import type { ChargeOutcome } from '../payments/gateway.types.js';
-import { retryDelayMs } from '../common/backoff.js';
+import type { ConfirmOutcomeLabel } from '../../metrics/metrics.service.js';
+import type { ChargeOutcome } from '../../payments/gateway.types.js';
+import { retryDelayMs } from '../../common/backoff.js';
 
 export interface ChargeFacts {
   outcome: ChargeOutcome;

@@ -1,12 +1,14 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { AppError } from '../common/errors.js';
-import { isPgTimestamp, SignedCursor } from '../common/signed-cursor.js';
-import { AppConfig } from '../config/app-config.js';
-import { Db, Sql } from '../database/db.js';
-import { MetricsService } from '../metrics/metrics.service.js';
+import { AppError } from '../../common/errors.js';
+import { isPgTimestamp, SignedCursor } from '../../common/signed-cursor.js';
+import { AppConfig } from '../../config/app-config.js';
+import { Db, Sql } from '../../database/db.js';
+import { requireDistinctSkus } from '../../http/schemas.js';
+import { MetricsService } from '../../metrics/metrics.service.js';
+import { SkuRow, stockSql } from '../stock.sql.js';
 import { BranchScheduler } from './branch-scheduler.js';
+import { branchStock, ReservedLine } from './branch-stock.sql.js';
 import { PARTICIPANT_SQL } from './participant.sql.js';
-import { ReservedLine, SkuRow, stockSql } from './stock.sql.js';
 import { barrier, BranchStatus } from './tcc-barrier.js';
 
 export interface LineRequest {
@@ -47,12 +49,14 @@ export class ParticipantService {
     this.cursor = new SignedCursor(config.env.ADMIN_TOKEN ?? '', 'participant-branches');
   }
 
-  async try(transactionId: string, lines: LineRequest[], timeoutMs: number | undefined): Promise<BranchStatus> {
+  /** Try: reserve every line for the branch until its deadline (timeoutMs, default PARTICIPANT_TTL_MS). */
+  async reserve(transactionId: string, lines: LineRequest[], timeoutMs: number | undefined): Promise<BranchStatus> {
+    requireDistinctSkus(lines);
     const ttl = timeoutMs ?? this.config.env.PARTICIPANT_TTL_MS;
     if (ttl > this.config.env.RESERVATION_MAX_TTL_MS) {
       throw AppError.validation([{ field: 'timeoutMs', message: `timeoutMs must be from 1000 to ${this.config.env.RESERVATION_MAX_TTL_MS}` }]);
     }
-    const { status, expiresAt } = await this.db.tx((sql) => this.tryIn(sql, external(transactionId), lines, ttl));
+    const { status, expiresAt } = await this.db.tx((sql) => this.reserveIn(sql, external(transactionId), lines, ttl));
     if (expiresAt) {
       await this.scheduler.timeoutDue(expiresAt).catch((err: unknown) => this.logger.warn({ err: (err as Error).message }, 'branch timeout not scheduled; the sweeper will find it'));
     }
@@ -107,7 +111,7 @@ export class ParticipantService {
     };
   }
 
-  private async tryIn(sql: Sql, transactionId: string, lines: LineRequest[], ttlMs: number): Promise<{ status: BranchStatus; expiresAt?: Date }> {
+  private async reserveIn(sql: Sql, transactionId: string, lines: LineRequest[], ttlMs: number): Promise<{ status: BranchStatus; expiresAt?: Date }> {
     if (!(await barrier.insert(sql, transactionId, 'try', 'try'))) {
       const status = await barrier.status(sql, transactionId);
       if (status === 'CANCELED') throw new AppError('TRANSACTION_CANCELED', `transaction ${transactionId} was canceled`);
@@ -116,12 +120,12 @@ export class ParticipantService {
     // SKU byte order, like every path that locks SKU rows: two multi-line branches cannot deadlock.
     const sorted = [...lines].sort((a, b) => (a.sku < b.sku ? -1 : a.sku > b.sku ? 1 : 0));
     checkSkus(await stockSql.find(sql, sorted.map((l) => l.sku)), sorted);
-    await stockSql.recordReservation(sql, transactionId, sorted);
+    await branchStock.recordReservation(sql, transactionId, sorted);
     const reserved: ReservedLine[] = [];
     for (const line of sorted) {
-      const got = await stockSql.reserve(sql, line.sku, line.quantity);
+      const got = await branchStock.reserve(sql, line.sku, line.quantity);
       if (!got) {
-        const available = (await stockSql.available(sql, line.sku)) ?? 0;
+        const available = (await branchStock.available(sql, line.sku)) ?? 0;
         throw new AppError('INSUFFICIENT_STOCK', `only ${available} of ${line.sku} available, ${line.quantity} requested`, {
           sku: line.sku,
           requested: line.quantity,
@@ -144,8 +148,8 @@ export class ParticipantService {
       throw new AppError('TRANSACTION_CANCELED', `transaction ${transactionId} was canceled`);
     }
     if (await barrier.insert(sql, transactionId, 'confirm', 'confirm')) {
-      await stockSql.lockBranchSkus(sql, transactionId);
-      await stockSql.commit(sql, transactionId);
+      await branchStock.lockBranchSkus(sql, transactionId);
+      await branchStock.commit(sql, transactionId);
       await sql.exec(PARTICIPANT_SQL.ended, [transactionId, 'CONFIRMED']);
     }
     return 'CONFIRMED';
@@ -163,8 +167,8 @@ export class ParticipantService {
     if (status === 'CONFIRMED') throw new AppError('TRANSACTION_CONFIRMED', `transaction ${transactionId} was confirmed`);
     const canceledNow = await barrier.insert(sql, transactionId, 'cancel', 'cancel');
     if (canceledNow && tryReason === 'try') {
-      await stockSql.lockBranchSkus(sql, transactionId);
-      await stockSql.release(sql, transactionId);
+      await branchStock.lockBranchSkus(sql, transactionId);
+      await branchStock.release(sql, transactionId);
     }
     await sql.exec(PARTICIPANT_SQL.ended, [transactionId, 'CANCELED']);
     return canceledNow;

@@ -1,13 +1,13 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Batcher } from '../common/batcher.js';
-import { AppError } from '../common/errors.js';
-import { AppConfig } from '../config/app-config.js';
-import { Db } from '../database/db.js';
-import { batchSizeOf, MetricsService } from '../metrics/metrics.service.js';
-import { HOLDING } from './order-state.js';
-import { OrderScheduler } from './order-scheduler.js';
-import { ORDERS_SQL } from './orders.sql.js';
+import { Batcher } from '../../common/batcher.js';
+import { AppError } from '../../common/errors.js';
+import { AppConfig } from '../../config/app-config.js';
+import { Db } from '../../database/db.js';
+import { batchSizeOf, MetricsService } from '../../metrics/metrics.service.js';
+import { HOLDING } from '../state/order-state.js';
+import { OrderScheduler } from '../order-scheduler.js';
+import { TRY_SQL } from './try.sql.js';
 
 export interface TryRequest {
   key: string;
@@ -109,10 +109,6 @@ export class TryEngine {
     }
   }
 
-  async drained(): Promise<void> {
-    await Promise.all([this.main.drained(), this.probe.drained()]);
-  }
-
   private looksShort(req: TryRequest): boolean {
     if (this.env.CUSTOMER_MAX_HOLDING_ORDERS > 0) return false; // the limit outranks the stock: judged under the locks
     return req.items.some((l) => {
@@ -144,8 +140,8 @@ export class TryEngine {
     const keys = batch.map((r) => r.key);
     const hashes = batch.map((r) => r.hash);
     const rows = snapshotOnly
-      ? await this.db.sql.rows<Row>(ORDERS_SQL.probe, [keys, hashes, lineOrder, skus, qty])
-      : await this.db.sql.rows<Row>(ORDERS_SQL.tryBatch, [
+      ? await this.db.sql.rows<Row>(TRY_SQL.probe, [keys, hashes, lineOrder, skus, qty])
+      : await this.db.sql.rows<Row>(TRY_SQL.tryBatch, [
           keys,
           hashes,
           batch.map((r) => r.customerId),

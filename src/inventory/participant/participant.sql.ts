@@ -1,4 +1,4 @@
-import { statement } from '../database/db.js';
+import { statement } from '../../database/db.js';
 
 /** Outside coordinators' branches: the row beside the barrier that carries items and deadline. */
 export const PARTICIPANT_SQL = {

@@ -1,11 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { AppConfig } from '../config/app-config.js';
-import { Db } from '../database/db.js';
-import { MetricsService } from '../metrics/metrics.service.js';
-import { PaymentGateway } from '../payments/payment-gateway.js';
-import { netCaptured } from '../payments/gateway.types.js';
-import { retryDelayMs } from '../common/backoff.js';
-import { REFUND, REFUND_OPEN, RefundStatus, refundWatchMs } from './refund-state.js';
+import { AppConfig } from '../../config/app-config.js';
+import { Db } from '../../database/db.js';
+import { MetricsService } from '../../metrics/metrics.service.js';
+import { PaymentGateway } from '../../payments/payment-gateway.js';
+import { netCaptured } from '../../payments/gateway.types.js';
+import { retryDelayMs } from '../../common/backoff.js';
+import { REFUND, REFUND_OPEN, RefundStatus, refundWatchMs } from '../state/refund-state.js';
 import { REFUND_SQL } from './refund.sql.js';
 
 /** Refund rounds back off from 1 s to at most a minute: money owed back should not wait long. */

@@ -1,0 +1,36 @@
+import { statement } from '../../database/db.js';
+
+/** The reservation's deadline: the expiry's own lease, and extending it. State lists are parameters. */
+export const EXPIRY_SQL = {
+  /** The expiry's own lease: the gateway is asked with no other step running on the order. */
+  claimExpiry: statement(
+    'orders_claim_expiry',
+    `UPDATE orders SET lease_until = now() + make_interval(secs => $2::float8 / 1000),
+                       next_action_at = now() + make_interval(secs => $2::float8 / 1000)
+      WHERE id = $1 AND status = ANY ($3::text[]) AND reservation_expires_at <= now()
+        AND (lease_until IS NULL OR lease_until <= now())
+      RETURNING payment_requested_at IS NOT NULL AS charge_requested, lease_until::text AS lease`,
+  ),
+
+  /**
+   * Extend: the new expiry is min(now + $2, created_at + $3 (RESERVATION_MAX_TTL_MS)), never
+   * earlier than today's, only while the order holds stock and has not expired. Answers the facts
+   * the caller maps to the contract's codes, and the order as it now stands.
+   */
+  extend: statement(
+    'orders_extend',
+    `WITH cur AS (SELECT o.*, o.reservation_expires_at <= now() AS expired,
+                         o.reservation_expires_at >= o.created_at + make_interval(secs => $3::float8 / 1000) AS at_cap,
+                         least(now() + make_interval(secs => $2::float8 / 1000), o.created_at + make_interval(secs => $3::float8 / 1000)) AS target
+                    FROM orders o WHERE o.id = $1 FOR NO KEY UPDATE),
+     u AS (UPDATE orders o SET reservation_expires_at = cur.target, updated_at = now()
+             FROM cur WHERE o.id = cur.id AND cur.status = ANY ($4::text[]) AND NOT cur.expired AND cur.target > cur.reservation_expires_at
+           RETURNING o.id, o.reservation_expires_at, tcc_order_json(o)::text AS body),
+     ev AS (INSERT INTO order_events (order_id, type, data)
+            SELECT u.id, 'reservation.extended', jsonb_build_object('from', tcc_iso(cur.reservation_expires_at), 'to', tcc_iso(u.reservation_expires_at))
+              FROM u, cur)
+     SELECT cur.status, cur.expired, cur.at_cap, u.id IS NOT NULL AS extended, u.reservation_expires_at AS expires_at,
+            coalesce(u.body, tcc_order_json(o2)::text) AS body
+       FROM cur JOIN orders o2 ON o2.id = cur.id LEFT JOIN u ON true`,
+  ),
+} as const;

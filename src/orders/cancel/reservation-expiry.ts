@@ -1,0 +1,100 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { AppError } from '../../common/errors.js';
+import { isUuid } from '../../common/uuid.js';
+import { AppConfig } from '../../config/app-config.js';
+import { Db } from '../../database/db.js';
+import { MetricsService } from '../../metrics/metrics.service.js';
+import { PaymentGateway } from '../../payments/payment-gateway.js';
+import { OrderScheduler } from '../order-scheduler.js';
+import { paidMove, releaseMove } from '../state/moves.js';
+import { HOLDING, OrderStatus } from '../state/order-state.js';
+import { MoveResult, OrderAnswer, OrderStore, stepLeaseMs } from '../state/order-store.js';
+import { lookUpPayments } from '../state/payment-lookup.js';
+import { REFUND, refundWatchMs } from '../state/refund-state.js';
+import { EXPIRY_SQL } from './expiry.sql.js';
+import { scheduleOwedRefund } from './owed-refund.js';
+
+interface ExtendRow {
+  status: OrderStatus;
+  expired: boolean;
+  at_cap: boolean;
+  extended: boolean;
+  expires_at: Date | null;
+  body: string;
+}
+
+/**
+ * The reservation's deadline, `reservationExpiresAt`: a hard one, for CONFIRM_PENDING orders too.
+ * Extend moves it later (up to RESERVATION_MAX_TTL_MS from creation); at the deadline an order
+ * never sent to the gateway is released, and one that was is finished on the gateway's word:
+ * charged → CONFIRM_SUCCESS, else CANCELED (also when the gateway cannot be asked: the refund
+ * watch keeps asking). A charge still in flight is awaited.
+ */
+@Injectable()
+export class ReservationExpiry {
+  private readonly logger = new Logger(ReservationExpiry.name);
+  private readonly refundWatchMs: number;
+  private readonly leaseMs: number;
+  private readonly maxTtlMs: number;
+
+  constructor(
+    private readonly db: Db,
+    private readonly store: OrderStore,
+    private readonly gateway: PaymentGateway,
+    private readonly scheduler: OrderScheduler,
+    private readonly metrics: MetricsService,
+    config: AppConfig,
+  ) {
+    this.refundWatchMs = refundWatchMs(config.env.PAYMENT_TIMEOUT_MS);
+    this.leaseMs = stepLeaseMs(config.env.PAYMENT_TIMEOUT_MS);
+    this.maxTtlMs = config.env.RESERVATION_MAX_TTL_MS;
+  }
+
+  /**
+   * Extend: keep the reservation longer (a slow payment page), up to RESERVATION_MAX_TTL_MS from
+   * creation; the expiry jobs follow the new deadline (a job at the old one finds nothing due).
+   */
+  async extend(id: string, extendByMs: number): Promise<OrderAnswer> {
+    if (!isUuid(id)) throw AppError.notFound(`order ${id}`);
+    const r = await this.db.sql.one<ExtendRow>(EXPIRY_SQL.extend, [id, extendByMs, this.maxTtlMs, HOLDING]);
+    if (!r) throw AppError.notFound(`order ${id}`);
+    if (r.status === 'CONFIRM_SUCCESS') throw new AppError('ORDER_CONFIRMED', `order ${id} is confirmed`);
+    if (!HOLDING.includes(r.status) || r.expired) throw new AppError('ORDER_CANCELED', `order ${id} is ${r.expired && HOLDING.includes(r.status) ? 'past its TTL' : r.status}`);
+    if (r.extended) {
+      await this.scheduler.expiryDue(new Date(r.expires_at!)).catch((err: unknown) =>
+        this.logger.warn({ orderId: id, err: (err as Error).message }, 'could not schedule the expiry check; the sweeper will find the order'),
+      );
+      return { status: r.status, body: r.body };
+    }
+    if (r.at_cap) throw new AppError('EXTENSION_LIMIT_REACHED', `the reservation already ends at createdAt + ${this.maxTtlMs} ms`);
+    return { status: r.status, body: r.body };
+  }
+
+  /** At the reservation TTL: a paid order is finished, anything else released. */
+  async expire(id: string): Promise<OrderAnswer | undefined> {
+    const s = await this.store.state(id);
+    if (!s) return undefined;
+    if (!HOLDING.includes(s.status) || !s.expired || s.leased) return s; // a charge in flight is awaited
+    if (!s.charge_requested) return this.released(await this.store.apply(releaseMove(id, 'CANCELED', 'reservation expired', { refundWatchMs: this.refundWatchMs })));
+    const lease = (await this.db.sql.one<{ lease: string }>(EXPIRY_SQL.claimExpiry, [id, this.leaseMs, HOLDING]))?.lease;
+    if (!lease) return (await this.store.answer(id)) ?? s;
+    const lookup = await lookUpPayments(this.gateway, id, undefined);
+    const paid = lookup.payments?.find((p) => p.status === 'succeeded');
+    if (paid) {
+      const r = await this.store.apply(paidMove(id, 'reservation expired; the gateway reports the charge succeeded', { paymentId: paid.id, refundWatchMs: this.refundWatchMs, call: lookup.call }));
+      if (r.won) this.metrics.reservationsExpired.inc({ result: 'confirmed' });
+      // A charge that lost the race to a release (Cancel) is owed back.
+      if (!r.won && r.refundStatus === REFUND.pending) await scheduleOwedRefund(this.scheduler, this.logger, r);
+      return r;
+    }
+    const reason = lookup.payments ? 'reservation expired; the gateway has no charge' : 'reservation expired; the gateway could not be asked';
+    return this.released(await this.store.apply(releaseMove(id, 'CANCELED', reason, { refundWatchMs: this.refundWatchMs, call: lookup.call })));
+  }
+
+  private async released(r: MoveResult): Promise<OrderAnswer> {
+    if (!r.won) return r;
+    this.metrics.reservationsExpired.inc({ result: 'canceled' });
+    if (r.refundStatus === REFUND.pending) await scheduleOwedRefund(this.scheduler, this.logger, r);
+    return r;
+  }
+}

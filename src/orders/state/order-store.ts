@@ -1,0 +1,138 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { Batcher } from '../../common/batcher.js';
+import { AppError } from '../../common/errors.js';
+import { isUuid } from '../../common/uuid.js';
+import { AppConfig } from '../../config/app-config.js';
+import { Db } from '../../database/db.js';
+import { batchSizeOf, MetricsService } from '../../metrics/metrics.service.js';
+import { Move, moveJson } from './moves.js';
+import { OrderStatus, TERMINAL } from './order-state.js';
+import { ORDERS_SQL } from './orders.sql.js';
+import { REFUND, RefundStatus } from './refund-state.js';
+
+/** An order as an answer: its status and its contract JSON, as Postgres wrote it. */
+export interface OrderAnswer {
+  status: OrderStatus;
+  body: string;
+}
+
+export interface MoveResult {
+  id: string;
+  found: boolean;
+  won: boolean;
+  status: OrderStatus;
+  previous: OrderStatus | null;
+  refundStatus: RefundStatus | null;
+  nextActionAt: Date | null;
+  refundNextAt: Date | null;
+  attempts: number;
+  body: string;
+}
+
+export interface OrderState {
+  id: string;
+  status: OrderStatus;
+  transaction_id: string;
+  amount_minor: string;
+  currency: string;
+  payment_key: string;
+  confirm_attempts: number;
+  charge_requested: boolean;
+  expired: boolean;
+  leased: boolean;
+  due: boolean;
+  force_confirmed: boolean;
+  refund_status: RefundStatus | null;
+  refund_failures: number;
+  needs_attention: boolean;
+  body: string;
+}
+
+interface ApplyRow {
+  r_idx: string;
+  r_id: string;
+  r_won: boolean;
+  r_status: OrderStatus | null;
+  r_previous: OrderStatus | null;
+  r_refund_status: RefundStatus | null;
+  r_next_action_at: Date | null;
+  r_refund_next_at: Date | null;
+  r_attempts: number | null;
+  r_body: string | null;
+  r_flagged: boolean;
+}
+
+/** How long a claimed step (a gateway attempt, an expiry's lookup) may run before another process may take the order again. */
+export function stepLeaseMs(paymentTimeoutMs: number): number {
+  return paymentTimeoutMs * 2 + 5000;
+}
+
+/**
+ * An order's state: moves go through a group-commit batcher (one tcc_apply call for every move
+ * that arrives together), reads go straight to the pool.
+ */
+@Injectable()
+export class OrderStore {
+  private readonly moves: Batcher<Move, MoveResult>;
+  private readonly logger = new Logger(OrderStore.name);
+
+  constructor(
+    private readonly db: Db,
+    config: AppConfig,
+    private readonly metrics: MetricsService,
+  ) {
+    this.moves = new Batcher<Move, MoveResult>({
+      maxBatch: 64,
+      maxInFlight: config.env.ORDER_BATCH_IN_FLIGHT,
+      windowMs: config.env.ORDER_BATCH_WINDOW_MS,
+      keyOf: (m) => m.id,
+      onBatch: batchSizeOf(metrics, 'apply'),
+      run: (batch) => this.runMoves(batch),
+    });
+  }
+
+  /** Applies a move (see tcc_apply): the only way an order's status changes. */
+  apply(move: Move): Promise<MoveResult> {
+    return this.moves.submit(move);
+  }
+
+  async answer(id: string): Promise<OrderAnswer | undefined> {
+    return this.db.sql.one<OrderAnswer>(ORDERS_SQL.body, [id]);
+  }
+
+  /** The order as it stands; NOT_FOUND when the id names none. */
+  async get(id: string): Promise<OrderAnswer> {
+    const found = isUuid(id) ? await this.answer(id) : undefined;
+    if (!found) throw AppError.notFound(`order ${id}`);
+    return found;
+  }
+
+  async state(id: string): Promise<OrderState | undefined> {
+    return this.db.sql.one<OrderState>(ORDERS_SQL.state, [id]);
+  }
+
+  private async runMoves(batch: Move[]): Promise<MoveResult[]> {
+    const rows = await this.db.sql.rows<ApplyRow>(ORDERS_SQL.apply, [JSON.stringify(batch.map(moveJson)), TERMINAL, REFUND.pending]);
+    const out: MoveResult[] = new Array(batch.length);
+    for (const r of rows) {
+      out[Number(r.r_idx) - 1] = {
+        id: r.r_id,
+        found: r.r_status !== null,
+        won: r.r_won,
+        status: r.r_status as OrderStatus,
+        previous: r.r_previous,
+        refundStatus: r.r_refund_status,
+        nextActionAt: r.r_next_action_at,
+        refundNextAt: r.r_refund_next_at,
+        attempts: r.r_attempts ?? 0,
+        body: r.r_body ?? '',
+      };
+      if (r.r_flagged) {
+        // A charge that landed after an operator force-confirmed the order: paid twice over.
+        this.metrics.needsAttention.inc({ reason: 'capture_on_force_confirmed' });
+        this.logger.error({ orderId: r.r_id, alert: 'capture_on_force_confirmed' }, 'a capture landed on a force-confirmed order: an operator should look at this order');
+      }
+    }
+    return out;
+  }
+}
