@@ -104,7 +104,7 @@ async function bootstrap(): Promise<void> {
   const root = createRootLogger(env.LOG_LEVEL, { service: 'tcc-inventory', role: env.ROLE, pid: process.pid });
   const logger = new PinoLoggerService(root);
   const ran = await runPendingMigrations(env.DATABASE_URL);
-  const module = AppModule.register(config);
+  const module = AppModule.forRole(config);
 
   if (!config.runsHttp) {
     const ctx = await NestFactory.createApplicationContext(module, { logger });

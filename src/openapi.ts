@@ -21,7 +21,7 @@ import { buildOpenApi } from './ops/swagger.js';
  */
 async function main(): Promise<void> {
   const out = resolve(process.argv[2] ?? 'openapi.json');
-  const module = AppModule.register(new AppConfig(parseEnv({ ROLE: 'api' })));
+  const module = AppModule.forRole(new AppConfig(parseEnv({ ROLE: 'api' })));
   const app = await NestFactory.create<NestFastifyApplication>(module, new FastifyAdapter(), { preview: true, logger: false, abortOnError: false });
   try {
     writeFileSync(out, stableJson(buildOpenApi(app)));

@@ -1,0 +1,24 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import type { AppConfig } from '../config/app-config.js';
+import { roleModule } from '../config/role-module.js';
+import { MetricsModule } from '../metrics/metrics.module.js';
+import { InventoryController } from './inventory.controller.js';
+import { InventoryService } from './inventory.service.js';
+import { ParticipantController } from './participant/participant.controller.js';
+import { ParticipantService } from './participant/participant.service.js';
+
+/**
+ * Stock (SKUs) and the inventory as a TCC participant for outside coordinators. Its
+ * BranchScheduler port is provided by jobs/ (scheduling.module.ts), which this module does not import.
+ */
+@Module({})
+export class InventoryModule {
+  static forRole(config: AppConfig): DynamicModule {
+    return roleModule(InventoryModule, config, () => ({
+      imports: [MetricsModule],
+      controllers: config.runsHttp ? [InventoryController, ParticipantController] : [],
+      providers: [InventoryService, ParticipantService],
+      exports: [ParticipantService],
+    }));
+  }
+}
