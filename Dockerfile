@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # One image for the reservation service (node dist/main.js, ROLE=api|worker|all), its migrations
-# (node node_modules/typeorm/cli.js -d dist/database/data-source.js migration:run) and the
-# payment-gateway simulator (node dist/gateway-simulator/main.js).
+# and SQL functions (node dist/database/migrate-cli.js) and the payment-gateway simulator
+# (node dist/gateway-simulator/main.js).
 
 # ---- build: full dependency tree, compile TypeScript (src + migrations) ----
 FROM node:24-bookworm-slim AS build

@@ -110,7 +110,7 @@ async function bootstrap(): Promise<void> {
     const ctx = await NestFactory.createApplicationContext(module, { logger });
     ctx.enableShutdownHooks(undefined, SHUTDOWN);
     await ctx.init();
-    logger.log({ migrations: ran }, 'worker started', 'Bootstrap');
+    logger.log({ migrations: ran.migrations, sqlFunctions: ran.sqlFunctions }, 'worker started', 'Bootstrap');
     return;
   }
 
@@ -147,7 +147,7 @@ async function bootstrap(): Promise<void> {
   await app.listen({ port: env.PORT, host: '0.0.0.0', reusePort: env.HTTP_REUSE_PORT } as { port: number; host: string });
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : env.PORT;
-  logger.log({ port, migrations: ran }, `listening on port ${port}`, 'Bootstrap');
+  logger.log({ port, migrations: ran.migrations, sqlFunctions: ran.sqlFunctions }, `listening on port ${port}`, 'Bootstrap');
 }
 
 bootstrap().catch((err) => {

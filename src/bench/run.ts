@@ -256,9 +256,9 @@ async function prepareDatabase(): Promise<void> {
   await admin.end();
 }
 
-/** The schema, by the same TypeORM CLI and data source as `npm run migration:run`. */
+/** The schema and the SQL functions, by the same entry as `npm run migration:run` and start-up. */
 async function migrate(): Promise<void> {
-  execFileSync(process.execPath, ['node_modules/typeorm/cli.js', '-d', 'dist/database/data-source.js', 'migration:run'], {
+  execFileSync(process.execPath, ['dist/database/migrate-cli.js'], {
     env: { ...process.env, DATABASE_URL: dbUrl(DB) },
     stdio: 'ignore',
   });

@@ -3,7 +3,10 @@ import { DataSource } from 'typeorm';
 import { parseEnv } from '../config/env.schema.js';
 import { dataSourceOptions } from './options.js';
 
-/** The TypeORM CLI's entry (`npm run migration:run`): the same options and env schema as the app. */
+/**
+ * The TypeORM CLI's entry (`npm run migration:revert`, `npm run typeorm`): the same options and env
+ * schema as the app. Migrating goes through migrate-cli.ts, which also applies the SQL functions.
+ */
 const env = parseEnv(process.env);
 const cliDataSource = new DataSource(dataSourceOptions(env.DATABASE_URL, env.DB_POOL_SIZE));
 export default cliDataSource;

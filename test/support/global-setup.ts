@@ -20,8 +20,9 @@ export function databaseUrl(name: string): string {
 }
 
 /**
- * Once per run: a fresh template database migrated by the real TypeORM CLI (the same data source
- * the app uses). Every test file then clones it, so files never see each other's orders.
+ * Once per run: a fresh template database brought up to date by the service's own migration entry
+ * (dist/database/migrate-cli.js: the migrations, then the SQL functions), as at start-up. Every
+ * test file then clones it, so files never see each other's orders.
  */
 export default async function globalSetup(): Promise<void> {
   if (!existsSync('dist/main.js')) throw new Error('dist/ is missing: run `npm test` (it builds first) or `npm run build`');
@@ -33,7 +34,7 @@ export default async function globalSetup(): Promise<void> {
   } finally {
     await admin.end();
   }
-  execFileSync(process.execPath, ['node_modules/typeorm/cli.js', '-d', 'dist/database/data-source.js', 'migration:run'], {
+  execFileSync(process.execPath, ['dist/database/migrate-cli.js'], {
     env: { ...process.env, DATABASE_URL: databaseUrl(TEMPLATE_DB) },
     stdio: 'pipe',
   });

@@ -1,0 +1,50 @@
+-- tcc_claim: claims a gateway attempt for each order of a batch (ConfirmClaims, claims.ts): one
+-- attempt at a time per order (the lease), only while it holds stock and its reservation has not
+-- expired, and for a CONFIRM_PENDING order only once its next step is due. A job (p_jobs) only
+-- takes a step that is due: never a TRY_SUCCESS order its client has not asked to confirm. The
+-- first attempt fixes the payment token. Orders not claimed come back as they stand (r_body), with
+-- the facts the caller decides on; one row per request, in request order (r_idx, 1-based).
+--
+-- Plans pinned (see orders/state/apply-moves.sql). Applied after the migrations, and again
+-- whenever this file changes (src/database/sql-functions.ts).
+CREATE OR REPLACE FUNCTION tcc_claim(p_ids uuid[], p_tokens text[], p_jobs boolean[], p_lease_ms float8, p_holding text[])
+RETURNS TABLE (r_idx int, r_claimed boolean, r_id uuid, r_status text, r_amount bigint, r_currency text, r_payment_key text,
+               r_payment_token text, r_attempts int, r_charge_requested boolean, r_expired boolean, r_leased boolean,
+               r_due boolean, r_lease text, r_body text)
+LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off
+AS $fn$
+BEGIN
+  -- plpgsql, not sql: its statement's plan is kept for the session instead of made on every call.
+  RETURN QUERY
+  -- The requests, in arrival order.
+  WITH requests AS (
+    SELECT u.id, u.token, u.job, u.ord::int AS ord FROM unnest(p_ids, p_tokens, p_jobs) WITH ORDINALITY u(id, token, job, ord)),
+  -- An order asked for twice in one batch is claimed by its first request only.
+  first_requests AS (SELECT DISTINCT ON (r.id) r.id, r.token, r.job, r.ord FROM requests r ORDER BY r.id, r.ord),
+  -- The claims: fix the token (first attempt), record that a charge was requested (a total of 0
+  -- is never charged), take the lease, and push the next step out by as long.
+  claimed AS (
+    UPDATE orders o
+       SET payment_token = CASE WHEN o.payment_requested_at IS NULL AND o.amount_minor > 0 THEN f.token ELSE o.payment_token END,
+           payment_requested_at = CASE WHEN o.amount_minor > 0 THEN coalesce(o.payment_requested_at, now()) END,
+           lease_until = now() + make_interval(secs => p_lease_ms / 1000),
+           next_action_at = now() + make_interval(secs => p_lease_ms / 1000)
+      FROM first_requests f
+     WHERE o.id = f.id AND o.status = ANY (p_holding) AND o.reservation_expires_at > now()
+       AND (o.lease_until IS NULL OR o.lease_until <= now())
+       AND CASE WHEN f.job THEN o.next_action_at <= now() ELSE (o.next_action_at IS NULL OR o.next_action_at <= now()) END
+    RETURNING o.id, o.status, o.amount_minor, o.currency, o.payment_key, o.payment_token, o.confirm_attempts,
+              o.payment_requested_at, o.lease_until, f.ord)
+  -- One row per request: the claim it made, or the order as it stands (its JSON when not claimed).
+  SELECT r.ord, c.ord IS NOT NULL AND c.ord = r.ord, r.id,
+         coalesce(c.status, o.status), coalesce(c.amount_minor, o.amount_minor), coalesce(c.currency, o.currency)::text,
+         coalesce(c.payment_key, o.payment_key), coalesce(c.payment_token, o.payment_token),
+         coalesce(c.confirm_attempts, o.confirm_attempts), coalesce(c.payment_requested_at, o.payment_requested_at) IS NOT NULL,
+         o.reservation_expires_at <= now(), coalesce(o.lease_until > now(), false), coalesce(o.next_action_at <= now(), false),
+         c.lease_until::text,
+         CASE WHEN o.id IS NOT NULL AND (c.ord IS NULL OR c.ord <> r.ord) THEN tcc_order_json(o)::text END
+    FROM requests r LEFT JOIN claimed c ON c.id = r.id LEFT JOIN orders o ON o.id = r.id
+   ORDER BY r.ord;
+END
+$fn$;

@@ -1,0 +1,160 @@
+-- tcc_apply: applies a batch of order moves (OrderStore.apply, order-store.ts; the moves are built
+-- in moves.ts from the state machine in order-state.ts). The only writer of orders.status: each
+-- move is a compare-and-set from the states the state machine allows into its target (m.from),
+-- and, for an attempt's unknown outcome, only by the holder of the attempt's lease.
+--
+-- A move that wins also moves its stock through the barrier (commit or release, at most once per
+-- branch), records why on the timeline, owes a refund check when a released order may have been
+-- charged, erases the payment token on a terminal state and writes the outbox. A move that loses
+-- changes nothing but its gateway call's event (the call did happen); a charge that lost to a
+-- release is owed back (owe_refund_if_lost), and one that lost to an operator's force-confirm
+-- flags the order.
+--
+-- Three statements in the common case: the order rows locked by id; one statement that parses
+-- the moves, compare-and-sets the orders, writes their barrier rows and timeline and sums the
+-- stock the winners move; the SKU rows locked in byte order and moved. The follow-ups of a lost
+-- race run only when a move lost. One row per move, in move order (r_idx, 1-based).
+--
+-- Plans are pinned for every engine function: generic (made once per session), no sequential
+-- scan, no JIT. Every statement here reads through a primary or unique key, and a session may make
+-- its plans while a table is still empty (a fresh deployment, or just after VACUUM ANALYZE on an
+-- empty schema): the planner then picks sequential scans that stay cached while the table grows,
+-- until autovacuum analyzes it. enable_seqscan = off keeps the key lookups; jit = off because
+-- disabled scans carry a huge cost estimate, which would otherwise make Postgres compile these
+-- small statements to machine code on every call.
+--
+-- Applied after the migrations, and again whenever this file changes (src/database/sql-functions.ts).
+CREATE OR REPLACE FUNCTION tcc_apply(p_moves jsonb, p_terminal text[], p_refund_pending text)
+RETURNS TABLE (r_idx int, r_id uuid, r_won boolean, r_status text, r_previous text, r_refund_status text,
+               r_next_action_at timestamptz, r_refund_next_at timestamptz, r_attempts int, r_body text, r_flagged boolean)
+LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off
+AS $fn$
+DECLARE
+  v_n int := jsonb_array_length(p_moves);
+  -- The orders whose move won, and the status each had before it (same order).
+  v_won uuid[];
+  v_previous text[];
+  v_flagged uuid[];
+  -- The stock the winners move, per SKU in byte order: sold (on hand falls) and freed (reserved falls).
+  v_skus text[];
+  v_sold int[];
+  v_freed int[];
+BEGIN
+  -- The order rows, locked by id (the lock order every path keeps).
+  PERFORM 1 FROM orders o WHERE o.id = ANY (ARRAY(SELECT (e->>'id')::uuid FROM jsonb_array_elements(p_moves) e)) ORDER BY o.id FOR NO KEY UPDATE;
+
+  -- The moves, parsed once, in their order (i).
+  WITH moves AS MATERIALIZED (
+    SELECT x.*, x.ord::int AS i
+      FROM ROWS FROM (jsonb_to_recordset(p_moves) AS (id uuid, "to" text, "from" text[], reason text, data jsonb,
+             set_failure boolean, failure_reason text, payment_id text, add_attempts int, next_action_ms float8, force_confirmed boolean,
+             refund_watch_ms float8, lease text, stock text, call_type text, call_data jsonb, notes jsonb, emit text)) WITH ORDINALITY
+        AS x(id, "to", "from", reason, data, set_failure, failure_reason, payment_id, add_attempts, next_action_ms, force_confirmed,
+             refund_watch_ms, lease, stock, call_type, call_data, notes, emit, ord)),
+  -- The moves that win the compare-and-set: the order is in an allowed state (and the move holds
+  -- the attempt's lease, when it names one). A release owes a refund check when a charge was
+  -- requested and the move watches for one (owes_refund_check).
+  winning AS (
+    SELECT m.*, o.status AS previous, o.transaction_id, o.items,
+           m.stock = 'release' AND m.refund_watch_ms IS NOT NULL AND o.payment_requested_at IS NOT NULL AS owes_refund_check
+      FROM moves m JOIN LATERAL (SELECT o1.status, o1.transaction_id, o1.items, o1.payment_requested_at, o1.lease_until FROM orders o1 WHERE o1.id = m.id) o ON true
+     WHERE o.status = ANY (m."from") AND (m.lease IS NULL OR o.lease_until = m.lease::timestamptz)),
+  -- The winners' new state.
+  updated AS (
+    UPDATE orders o SET
+        status = w."to",
+        payment_id = coalesce(w.payment_id, o.payment_id),
+        failure_reason = CASE WHEN w.set_failure THEN w.failure_reason ELSE o.failure_reason END,
+        confirm_attempts = o.confirm_attempts + coalesce(w.add_attempts, 0),
+        next_action_at = CASE WHEN w.next_action_ms IS NOT NULL THEN now() + make_interval(secs => w.next_action_ms / 1000) END,
+        lease_until = NULL,
+        force_confirmed = o.force_confirmed OR coalesce(w.force_confirmed, false),
+        payment_token = CASE WHEN w."to" = ANY (p_terminal) THEN NULL ELSE o.payment_token END,
+        refund_status = CASE WHEN w.owes_refund_check THEN p_refund_pending ELSE o.refund_status END,
+        refund_check_until = CASE WHEN w.owes_refund_check THEN now() + make_interval(secs => w.refund_watch_ms / 1000) ELSE o.refund_check_until END,
+        refund_next_at = CASE WHEN w.owes_refund_check THEN now() ELSE o.refund_next_at END,
+        refund_owed_at = CASE WHEN w.owes_refund_check THEN coalesce(o.refund_owed_at, now()) ELSE o.refund_owed_at END,
+        updated_at = now()
+      FROM winning w WHERE o.id = w.id AND o.id = ANY (ARRAY(SELECT w2.id FROM winning w2))
+    RETURNING o.id),
+  -- Through the barrier: a branch commits or releases at most once; only the rows it inserted move stock.
+  barrier_rows AS (
+    INSERT INTO tcc_barrier (transaction_id, op, reason)
+    SELECT w.transaction_id, CASE w.stock WHEN 'commit' THEN 'confirm' ELSE 'cancel' END, CASE w.stock WHEN 'commit' THEN 'confirm' ELSE 'cancel' END
+      FROM winning w WHERE w.stock IS NOT NULL
+    ON CONFLICT (transaction_id, op) DO NOTHING RETURNING transaction_id, op),
+  -- The timeline: per order the gateway call (won or not), the status change, then the notes of a
+  -- winning move, in that order (ids follow the ORDER BY).
+  timeline AS (
+    INSERT INTO order_events (order_id, type, data)
+    SELECT x.id, x.type, x.data FROM (
+      SELECT m.id, m.i, 0 AS k, 0::bigint AS n, m.call_type AS type, coalesce(m.call_data, '{}'::jsonb) AS data FROM moves m WHERE m.call_type IS NOT NULL
+      UNION ALL
+      SELECT w.id, w.i, 1, 0, 'status.changed',
+             jsonb_build_object('from', w.previous, 'to', w."to", 'reason', w.reason) || coalesce(nullif(w.data, 'null'::jsonb), '{}'::jsonb)
+        FROM winning w WHERE w.previous <> w."to"
+      UNION ALL
+      SELECT w.id, w.i, 2, n.ord, n.val->>'type', coalesce(n.val->'data', '{}'::jsonb)
+        FROM winning w CROSS JOIN LATERAL jsonb_array_elements(coalesce(nullif(w.notes, 'null'::jsonb), '[]'::jsonb)) WITH ORDINALITY AS n(val, ord)
+    ) x ORDER BY x.i, x.k, x.n),
+  -- The stock the barrier lets move, per SKU: a commit sells its lines, both free the reservation.
+  stock_moves AS (
+    SELECT i.sku, sum(CASE WHEN b.op = 'confirm' THEN i.quantity ELSE 0 END)::int AS sold, sum(i.quantity)::int AS freed
+      FROM barrier_rows b JOIN winning w ON w.transaction_id = b.transaction_id CROSS JOIN LATERAL jsonb_to_recordset(w.items) AS i(sku text, quantity int)
+     GROUP BY i.sku)
+  SELECT (SELECT array_agg(w.id ORDER BY w.i) FROM winning w), (SELECT array_agg(w.previous ORDER BY w.i) FROM winning w),
+         (SELECT array_agg(s.sku ORDER BY s.sku COLLATE "C") FROM stock_moves s), (SELECT array_agg(s.sold ORDER BY s.sku COLLATE "C") FROM stock_moves s),
+         (SELECT array_agg(s.freed ORDER BY s.sku COLLATE "C") FROM stock_moves s)
+    INTO v_won, v_previous, v_skus, v_sold, v_freed;
+  v_won := coalesce(v_won, '{}'); v_previous := coalesce(v_previous, '{}');
+
+  -- The SKU rows in byte order, each found through its primary key, then moved.
+  IF v_skus IS NOT NULL THEN
+    PERFORM 1 FROM skus s WHERE s.sku = ANY (v_skus) ORDER BY s.sku COLLATE "C" FOR NO KEY UPDATE;
+    UPDATE skus s SET on_hand = s.on_hand - v_sold[array_position(v_skus, s.sku)],
+                      reserved = s.reserved - v_freed[array_position(v_skus, s.sku)], updated_at = now()
+     WHERE s.sku = ANY (v_skus);
+  END IF;
+
+  IF cardinality(v_won) < v_n THEN
+    -- A charge that lost to a release: the stock is gone, so the money goes back.
+    WITH moves AS (SELECT * FROM jsonb_to_recordset(p_moves) AS x(id uuid, "to" text, owe_refund_if_lost boolean, refund_watch_ms float8, reason text)),
+    owed AS (
+      UPDATE orders o SET refund_status = p_refund_pending, refund_next_at = now(),
+             refund_check_until = greatest(coalesce(o.refund_check_until, now()), now() + make_interval(secs => m.refund_watch_ms / 1000)),
+             refund_owed_at = coalesce(o.refund_owed_at, now()), updated_at = now()
+        FROM moves m
+       WHERE o.id = m.id AND o.id = ANY (ARRAY(SELECT m2.id FROM moves m2)) AND m.owe_refund_if_lost AND NOT (m.id = ANY (v_won)) AND o.status <> m."to" AND o.status = ANY (p_terminal)
+      RETURNING o.id, o.status, m.reason)
+    INSERT INTO order_events (order_id, type, data)
+    SELECT owed.id, 'refund.owed', jsonb_build_object('reason', owed.reason || ' after the order became ' || owed.status) FROM owed;
+
+    -- A charge that lost to an operator's force-confirm: paid twice over, a human must look.
+    -- r_flagged tells the caller which orders this call flagged (for its counter and alert line).
+    WITH flags AS MATERIALIZED (
+      SELECT o.id, tcc_flag_attention(o.id, 'capture_on_force_confirmed', jsonb_build_object('paymentId', m.payment_id)) AS flagged
+        FROM jsonb_to_recordset(p_moves) AS m(id uuid, "to" text, payment_id text)
+        CROSS JOIN LATERAL (SELECT o1.id, o1.status, o1.force_confirmed FROM orders o1 WHERE o1.id = m.id) o
+       WHERE m.payment_id IS NOT NULL AND NOT (m.id = ANY (v_won)) AND o.status = m."to" AND o.force_confirmed)
+    SELECT array_agg(f.id) INTO v_flagged FROM flags f WHERE f.flagged;
+  END IF;
+
+  -- The outbox (tcc_emit, webhooks/outbox.sql): one call per event type, for the winners whose status changed.
+  IF cardinality(v_won) > 0 AND EXISTS (SELECT 1 FROM webhooks) THEN
+    PERFORM tcc_emit(e.emit, e.ids)
+       FROM (SELECT m.emit, array_agg(m.id) AS ids
+               FROM jsonb_to_recordset(p_moves) AS m(id uuid, "to" text, emit text)
+               JOIN unnest(v_won, v_previous) AS w(id, previous) ON w.id = m.id
+              WHERE m.emit IS NOT NULL AND w.previous <> m."to" GROUP BY m.emit) e;
+  END IF;
+
+  -- One row per move: whether it won, and the order as it now stands.
+  RETURN QUERY
+    SELECT m.i, m.id, coalesce(m.id = ANY (v_won), false), o.status, v_previous[array_position(v_won, m.id)], o.refund_status,
+           o.next_action_at, o.refund_next_at, o.confirm_attempts, tcc_order_json(o)::text, coalesce(m.id = ANY (v_flagged), false)
+      FROM (SELECT (e.val->>'id')::uuid AS id, e.ord::int AS i FROM jsonb_array_elements(p_moves) WITH ORDINALITY AS e(val, ord)) m
+      LEFT JOIN LATERAL (SELECT * FROM orders o1 WHERE o1.id = m.id) o ON true
+     ORDER BY m.i;
+END
+$fn$;
