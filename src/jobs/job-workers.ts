@@ -14,6 +14,24 @@ import { redisConnection } from './redis.js';
 
 type Handler = (data: JobData) => Promise<unknown>;
 
+/**
+ * A queue's processor: its one handler, for the one job name the queue carries. A contract error
+ * (an order that cannot exist, a state that refuses) will not heal by retrying: it fails the job
+ * for good (UnrecoverableError); anything else (a lost connection, SERVICE_UNAVAILABLE) is thrown
+ * as it is, and BullMQ retries it with backoff.
+ */
+export function processorFor(queue: QueueName, handle: Handler): (job: Pick<Job<JobData>, 'name' | 'data'>) => Promise<void> {
+  return async (job) => {
+    if (job.name !== queue) throw new UnrecoverableError(`no handler for job ${job.name} on ${queue}`);
+    try {
+      await handle(job.data);
+    } catch (err) {
+      if (err instanceof AppError && err.code !== 'SERVICE_UNAVAILABLE') throw new UnrecoverableError(`${err.code}: ${err.message}`);
+      throw err;
+    }
+  };
+}
+
 /** Jobs at once per worker process; the rest take 2. Webhook attempts mostly wait on receivers. */
 const CONCURRENCY: Partial<Record<QueueName, number>> = { [QUEUES.refunds]: 8, [QUEUES.webhooks]: 16 };
 
@@ -70,17 +88,7 @@ export class JobWorkers implements OnApplicationBootstrap, BeforeApplicationShut
       this.connections.push(connection);
       const worker = new Worker<JobData>(
         queue,
-        async (job: Job<JobData>) => {
-          if (job.name !== queue) throw new UnrecoverableError(`no handler for job ${job.name} on ${queue}`);
-          try {
-            await handle(job.data);
-          } catch (err) {
-            // A contract error (an order that cannot exist, a state that refuses) will not heal by
-            // retrying; anything else (a lost connection) is retried with backoff.
-            if (err instanceof AppError && err.code !== 'SERVICE_UNAVAILABLE') throw new UnrecoverableError(`${err.code}: ${err.message}`);
-            throw err;
-          }
-        },
+        processorFor(queue, handle),
         {
           connection,
           prefix: env.QUEUE_PREFIX,

@@ -6,18 +6,11 @@ import { MetricsService } from '../metrics/metrics.service.js';
 import { TERMINAL } from '../orders/state/order-state.js';
 import { ORDERS_SQL } from '../orders/state/orders.sql.js';
 import { RefundService } from '../orders/cancel/refund.service.js';
-import { GatewayPayment, netCaptured } from '../payments/gateway.types.js';
+import { GatewayPayment } from '../payments/gateway.types.js';
 import { PaymentGateway } from '../payments/payment-gateway.js';
 import { PeriodicJobs } from '../database/periodic.js';
+import { capturedMinor, findMismatch, Mismatch, SentOrder } from './mismatch.js';
 import { RECOVERY_SQL } from './recovery.sql.js';
-
-export type MismatchKind = 'charged_after_release' | 'no_capture' | 'multiple_captures' | 'capture_on_force_confirmed';
-
-export interface Mismatch {
-  orderId: string;
-  kind: MismatchKind;
-  detail: string;
-}
 
 export interface ReconciliationReport {
   /** Orders compared with the gateway's record. */
@@ -27,15 +20,6 @@ export interface ReconciliationReport {
   truncated: boolean;
   /** Orders the gateway could not be asked about (not counted in `checked`). */
   unreachable: string[];
-}
-
-interface SentOrder {
-  id: string;
-  status: string;
-  force_confirmed: boolean;
-  refund_status: string | null;
-  created_at: string;
-  refund_watching: boolean;
 }
 
 interface Cursor {
@@ -146,34 +130,18 @@ export class ReconciliationService implements OnApplicationBootstrap {
       return;
     }
     report.checked += 1;
-    // A capture refunded in full (by us or by an operator at the gateway) no longer counts.
-    const captures = payments.filter((p) => netCaptured(p) > 0);
-    const net = payments.reduce((sum, p) => sum + netCaptured(p), 0);
-    if (order.status !== 'CONFIRM_SUCCESS') {
-      // A refund still watching is the compensation at work: not a mismatch, and not reconciliation's
-      // to refund (a second round beside the refund step's would only repeat its events).
-      if (net === 0 || order.refund_watching) return;
-      // Past its watch, money held on a released order is a mismatch (API.md): refund it, and flag it.
-      const mismatch: Mismatch = { orderId: order.id, kind: 'charged_after_release', detail: `${order.status}, but ${net} is still captured` };
-      report.mismatches.push(mismatch);
-      if (!act) return;
-      this.metrics.reconciliationFixes.inc({ kind: 'refund_issued' });
-      await this.refunds.owe(order.id, `reconciliation found ${net} captured on a ${order.status} order`);
-      await this.refunds.process(order.id);
-      await this.flag(mismatch);
-      return;
-    }
-    let mismatch: Mismatch | undefined;
-    if (order.force_confirmed && captures.length > 0) {
-      mismatch = { orderId: order.id, kind: 'capture_on_force_confirmed', detail: `force-confirmed by an operator, and the gateway holds ${captures.length} capture(s)` };
-    } else if (!order.force_confirmed && captures.length !== 1) {
-      mismatch = captures.length === 0
-        ? { orderId: order.id, kind: 'no_capture', detail: 'confirmed, but the gateway has no capture' }
-        : { orderId: order.id, kind: 'multiple_captures', detail: `confirmed, but the gateway has ${captures.length} captures` };
-    }
+    const mismatch = findMismatch(order, payments);
     if (!mismatch) return;
     report.mismatches.push(mismatch);
-    if (act) await this.flag(mismatch);
+    if (!act) return;
+    if (mismatch.kind === 'charged_after_release') {
+      // Money held on a released order past its refund watch: refund it (the refund step's stable
+      // keys: twice refunds once), and flag it like any mismatch.
+      this.metrics.reconciliationFixes.inc({ kind: 'refund_issued' });
+      await this.refunds.owe(order.id, `reconciliation found ${capturedMinor(payments)} captured on a ${order.status} order`);
+      await this.refunds.process(order.id);
+    }
+    await this.flag(mismatch);
   }
 
   private async flag(m: Mismatch): Promise<void> {
