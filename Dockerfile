@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # One image for the reservation service (node dist/main.js, ROLE=api|worker|all), its migrations
 # and SQL functions (node dist/database/migrate-cli.js) and the payment-gateway simulator
-# (node dist/gateway-simulator/main.js).
+# (node dist/gateway-simulator/main.js). The benchmark (bench/) is not part of it.
 
 # ---- build: full dependency tree, compile TypeScript (src + migrations) ----
 FROM node:24-bookworm-slim AS build

@@ -4,7 +4,7 @@ import globals from 'globals';
 
 /** The layering (which folder may import which) is checked by dependency-cruiser: .dependency-cruiser.cjs. */
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/'] },
+  { ignores: ['dist/', 'dist-bench/', 'node_modules/', 'coverage/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -11,6 +11,9 @@
  * Env: BENCH_PG_URL (admin URL), BENCH_REDIS_URL, BENCH_SECONDS (10), BENCH_CONNECTIONS (64),
  * BENCH_PROCESSES (2), BENCH_CPU_PROF=1 (services write .cpuprofile files to bench/profiles),
  * BENCH_ONLY=spread,hot,soldout,confirm (a subset; the goals of the others are not judged).
+ *
+ * Compiled on its own (tsconfig.bench.json → dist-bench/): never part of the service's build or
+ * image. It runs the built service (dist/) as separate processes and imports none of it.
  */
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -363,7 +366,7 @@ async function main(): Promise<void> {
     const bare: ChildProcess[] = [];
     let ceiling: Load;
     try {
-      for (let i = 0; i < PROCESSES; i++) bare.push(await start(['dist/bench/bare-409.js'], { BENCH_PORT: String(barePort) }, /listening/));
+      for (let i = 0; i < PROCESSES; i++) bare.push(await start(['dist-bench/bare-409.js'], { BENCH_PORT: String(barePort) }, /listening/));
       ceiling = underLoad(bare, `http://127.0.0.1:${barePort}`, tryLua, soldOut, undefined);
     } finally {
       await Promise.all(bare.map(stop));
