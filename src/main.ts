@@ -77,8 +77,8 @@ const CONSOLE_HEADERS: HelmetOptions = {
 
 /**
  * Security headers for the HTML pages only, from helmet's own middleware built once. Not the
- * @fastify/helmet plugin: it adds two hooks to every request, one of them async, which cost ~5 % of
- * the CPU of a refused Try in profiles of the sold-out benchmark — for headers a JSON answer never gets.
+ * @fastify/helmet plugin: it adds two hooks to every request, one of them async, a visible share of
+ * the CPU of a refused Try — for headers a JSON answer never gets.
  */
 function securityHeaders(fastify: FastifyInstance): void {
   const page = helmet(PAGE_HEADERS);

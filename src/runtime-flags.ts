@@ -1,7 +1,7 @@
 /**
  * V8 sizes its heap for the machine, not for this service: on a large machine the young
  * generation grows to 64 MB semi-spaces and the old generation is collected late, so a busy
- * process sits at 350-400 MB RSS around a live heap of ~55 MB. The process re-executes itself
+ * process holds several times its live heap. The process re-executes itself
  * once, in place (process.execve: same PID, same stdio, signals unchanged), with smaller caps —
  * unless V8 heap flags were given, TCC_V8_FLAGS=off, or the runtime cannot (Node 22 before 22.15).
  * Imported first by main.ts, before anything heavy loads.
@@ -10,9 +10,8 @@
  * allocation site have been seen surviving scavenges, V8 allocates that site's objects straight in
  * the old generation. A request's objects live a few ms here, but a burst or a pause makes some
  * sites look long-lived, and their objects then fill the old generation with garbage that only a
- * mark-compact frees. Measured on the sold-out bench, 12 alternating pairs (BENCHMARKS.md):
- * mark-compacts (pauses of 4-15 ms) halved, and the p99 went from 10.3-13.6 ms to 8.7-12.7
- * (lower in 11 pairs) at the same rate and CPU.
+ * mark-compact frees: with pretenuring off there are half as many mark-compacts, and the tail
+ * latency falls with them (BENCHMARKS.md, "Lessons").
  */
 const FLAG = '--max-semi-space-size';
 const OLD = '--max-old-space-size';

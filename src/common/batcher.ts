@@ -110,9 +110,8 @@ export class Batcher<Req, Res> {
 
   private schedule(): void {
     if (this.timer) return;
-    // Busy: a short wait fills the call. Measured on the Try + Confirm bench (BENCHMARKS.md,
-    // paired), 2 ms took batches from ~6 to ~17 requests and the CPU per pair down by a third.
-    // Quiet, a wait would only add latency.
+    // Busy: a short wait fills the call, and a fuller call costs less per request (BENCHMARKS.md,
+    // "Lessons"). Quiet, a wait would only add latency.
     this.waiting = this.gapMs < this.opts.windowMs * BUSY_GAP_WINDOWS;
     this.timer = this.waiting ? setTimeout(this.fire, this.opts.windowMs) : setImmediate(this.fire);
   }

@@ -3,11 +3,11 @@
  * removed node lets go of its value at once.
  *
  * For short-lived entries in a long-lived collection (calls in flight, pending timers), where a
- * Set or Map is the obvious choice and the wrong one. Measured on Node 24 (`--trace-gc-nvp`): the
- * entries deleted from a Set or Map that lives in the old generation were promoted anyway, with
- * everything they referenced. A call's closure holds its request, its answer and its promise, so
- * ~2 MB of finished calls per scavenge went to the old generation for a mark-compact to free
- * (src/payments/gateway.http.ts, BENCHMARKS.md). The same entries in this list are not promoted.
+ * Set or Map is the obvious choice and the wrong one: V8 (Node 24) promotes the entries deleted
+ * from a Set or Map that lives in the old generation, with everything they reference. A call's
+ * closure holds its request, its answer and its promise, so finished calls went to the old
+ * generation for a mark-compact to free (src/payments/gateway.http.ts, BENCHMARKS.md "Lessons").
+ * The same entries in this list are not promoted.
  */
 export interface ListNode<T> {
   value: T | undefined;

@@ -36,9 +36,9 @@ interface ServerOptions {
 
 /**
  * The checkout's two hot routes, POST /orders (Try) and POST /orders/{id}/confirm, answered
- * straight from node:http before Fastify and Nest see the request. The sold-out benchmark spends
- * most of a refusal's CPU in the HTTP layers, and Fastify's request and reply objects, its hooks
- * and Nest's router and pipes cost ~30 µs of the ~150 a refusal took (paired runs, BENCHMARKS.md).
+ * straight from node:http before Fastify and Nest see the request. A sold-out refusal spends most
+ * of its CPU in the HTTP layers, and Fastify's request and reply objects, its hooks and Nest's
+ * router and pipes are a fifth of it (BENCHMARKS.md, "Lessons").
  *
  * It is the same contract, not a second implementation of it: the answers come from the same
  * OrderAnswers the Nest controller calls, bodies go through the same JSON reader and input rules,

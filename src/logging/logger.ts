@@ -16,14 +16,13 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
  * JSON lines on stdout, written asynchronously (a busy event loop does not wait on the pipe) and
  * flushed on exit. Secrets never reach it because nothing logs headers, query strings, request
  * bodies or statement parameters: code logs explicit fields, and errors through `describeError`
- * (name, message, code, stack). No redaction pass: at thousands of lines a second it costs
- * more than the rest of the logging (measured), and it would only hide a bug, not prevent it.
+ * (name, message, code, stack). No redaction pass: at thousands of lines a second it would cost
+ * more than the rest of the logging, and it would only hide a bug, not prevent it.
  */
 export function createRootLogger(level: LogLevel, base: Record<string, unknown>): pino.Logger {
   // Lines are gathered up to 8 KiB and written together — one write for dozens of access-log lines
   // under load — and never wait longer than 100 ms. Gathered as Buffers, not as one growing string:
-  // in string mode sonic-boom measures its pending string on every line, copying it whole each time
-  // (heap profiles of the benchmark: ~5 KB less allocated per access-log line this way).
+  // in string mode sonic-boom measures its pending string on every line, copying it whole each time.
   const destination = pino.destination({ dest: 1, sync: false, minLength: 8192, contentMode: 'buffer' });
   // pino.destination registers its own synchronous flush on process exit.
   setInterval(() => destination.flush(), 100).unref();
@@ -96,9 +95,9 @@ export interface AccessEntry {
  * Writes access-log lines — one per answered request, the most frequent line by far — as the
  * root logger would (`root.info({ req, res, responseTime, orderId }, 'request completed')`, byte
  * for byte, error level at 500 and above), through its own stream and bindings, but without pino's
- * generic serialisation of a fresh object per line: ~3.5 µs against ~1 µs per line measured. Every
- * field is already JSON-safe but the path and route, which are escaped: request ids are validated or made
- * here (A-Za-z0-9._:-), methods come from Node's parser, order ids from a hex pattern.
+ * generic serialisation of a fresh object per line, which costs several times as much. Every
+ * field is already JSON-safe but the path and route, which are escaped: request ids are validated
+ * or made here (A-Za-z0-9._:-), methods come from Node's parser, order ids from a hex pattern.
  */
 export function accessLog(root: pino.Logger): (entry: AccessEntry) => void {
   const stream = (root as unknown as Record<symbol, { write(line: string): void }>)[pino.symbols.streamSym];

@@ -33,8 +33,8 @@ function describe(body: unknown): string {
  * client's own timeout, PAYMENT_TIMEOUT_MS for the whole call — waiting for a free connection,
  * connecting, the headers and the body together (Deadlines). The pool's header, body and connect
  * timeouts end the common hangs exactly on time. Not an AbortSignal per call: a timer-backed
- * signal, its listener and its GC-time cleanup cost ~20-40 µs of CPU per call (measured against
- * the simulator), a fifth of what a whole gateway call costs the service.
+ * signal, its listener and its GC-time cleanup cost about a fifth of what a whole gateway call
+ * costs the service.
  */
 export class GatewayHttp {
   private readonly pool: Pool;
@@ -144,8 +144,8 @@ class Deadlines {
 
 /**
  * One request on the pool, its answer gathered as text. undici's dispatch with a handler of our
- * own rather than its `request`, which wraps every answer's body in a Readable stream: ~15 µs of
- * CPU per call for a body of a few hundred bytes read whole anyway. Past its deadline the call
+ * own rather than its `request`, which wraps every answer's body in a Readable stream, at a cost
+ * per call, for a body of a few hundred bytes read whole anyway. Past its deadline the call
  * fails with CallTimeoutError; a request still waiting for a connection then is never sent.
  */
 function exchange(pool: Pool, deadlines: Deadlines, options: Dispatcher.DispatchOptions): Promise<{ status: number; text: string }> {

@@ -30,7 +30,7 @@ export function requestHash(body: unknown): string {
 /**
  * Object.keys in code-unit order, as Array.prototype.sort orders them. Bodies hold a handful of
  * keys (their schema refuses unknown ones), and sort() allocates its work space on every call:
- * ~1.6 KB per Try in heap profiles of the benchmark, for two calls on two keys each.
+ * an insertion sort allocates nothing, on the path every Try takes.
  */
 function sortedKeys(value: object): string[] {
   const keys = Object.keys(value);

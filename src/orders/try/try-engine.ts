@@ -26,8 +26,8 @@ export interface TryResult {
 /**
  * What a Try answers: the order, or the contract's refusal as a value. A refusal is the common
  * answer on a sold-out SKU (thousands a second), and a thrown error costs Nest's exception path
- * and a rejected promise per async frame: ~40 µs of CPU per request, more than a third of a
- * refusal's whole cost (BENCHMARKS.md). Returned, it is answered like an order.
+ * and a rejected promise per async frame — a large share of what a refusal costs in all
+ * (BENCHMARKS.md, "Lessons"). Returned, it is answered like an order.
  */
 export type TryAnswer = TryResult | AppError;
 
@@ -45,14 +45,15 @@ const MAX_HINTS = 50_000;
 
 /**
  * The group-commit engine for Try. Concurrent Trys in this process are sent to Postgres together,
- * as one call of tcc_try_batch (one transaction, one commit); each order in a batch stays
- * all-or-nothing and independent of the others, and orders on one SKU reserve in arrival order.
+ * as one call of tcc_try_batch (try-batch.sql: one transaction, one commit); each order in a batch
+ * stays all-or-nothing and independent of the others, and orders on one SKU reserve in arrival
+ * order.
  *
  * Sold out: each batch reports what it left of every SKU it saw. A Try that this says cannot fit
- * goes to a second batcher whose calls never take a lock (judged on the last committed stock):
- * its refusal does not queue behind the hot row — and if the stock is there after all (a restock,
- * a release), the snapshot says so and the Try takes the normal path. A hint only steers; the
- * answer always comes from Postgres.
+ * goes to a second batcher whose calls never take a lock (tcc_probe, probe.sql: judged on the
+ * last committed stock): its refusal does not queue behind the hot row — and if the stock is there
+ * after all (a restock, a release), the snapshot says so and the Try takes the normal path. A hint
+ * only steers; the answer always comes from Postgres.
  */
 @Injectable()
 export class TryEngine {
@@ -79,13 +80,10 @@ export class TryEngine {
     this.probe = new Batcher<TryRequest, Row>({
       ...opts,
       // One at a time: a probe is short (a read, no lock), and fewer busy backends leave the CPU to
-      // the HTTP path. Measured on the sold-out bench: 1 in flight gave p99 21-24 ms and 16-19k/s,
-      // 4 gave p99 64-76 ms and 14-15k/s.
+      // the HTTP path — more in flight gave fewer answers at a higher p99 (BENCHMARKS.md).
       maxInFlight: 1,
-      // The same wait for company as a Try batch (opts). A wait that ran to the window's end cost
-      // the sold-out bench a quarter of its answers (24k/s against 18k/s); one that ends once the
-      // convoy is in (see Batcher) took it from ~30.8k to ~35k/s, with Postgres at 8-9 µs per
-      // refusal instead of 12 (paired runs, BENCHMARKS.md).
+      // The same wait for company as a Try batch (opts), ending once the convoy is in (see
+      // Batcher): fewer, fuller probe calls, each refusal cheaper for Postgres.
       onBatch: batchSizeOf(metrics, 'probe'),
       run: (batch) => this.run(batch, true),
     });
