@@ -40,9 +40,9 @@ const SHUTDOWN = { useProcessExit: true };
  * Pages that browsers render get security headers and a CSP; JSON answers do not need them. Decided
  * on the matched route's template, like authorization: `/%63onsole` is served by /console's route.
  */
-const HTML_ROUTES = /^\/(?:docs|admin\/queues|console)(?:[/*]|$)/;
+const HTML_ROUTES = /^\/(?:docs|admin\/queues|console)(?:\/|\*|$)/;
 /** The operator console runs no inline script or style, so its CSP allows none (the other pages need them). */
-const CONSOLE_ROUTES = /^\/console(?:[/*]|$)/;
+const CONSOLE_ROUTES = /^\/console(?:\/|\*|$)/;
 const PAGE_HEADERS: HelmetOptions = {
   contentSecurityPolicy: {
     directives: {

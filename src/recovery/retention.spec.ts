@@ -4,16 +4,7 @@ import type { Db, Statement } from '../database/db.js';
 import type { PeriodicJobs } from '../database/periodic.js';
 import { SESSION_LOCKS } from '../database/session-lock.js';
 import type { MetricsService } from '../metrics/metrics.service.js';
-import { Retention } from './retention.js';
-
-interface OrdersBatch {
-  scanned: number;
-  orders: number;
-  events: number;
-  barrier_rows: number;
-  last_created_at: string | null;
-  last_id: string | null;
-}
+import { OrdersBatch, Retention } from './retention.js';
 
 /**
  * Retention's collaborators, faked: each of its three statements answers the next of its batches

@@ -19,7 +19,8 @@ const START = { createdAt: '-infinity', id: '00000000-0000-0000-0000-00000000000
 export type RetentionKind = (typeof LABELS.retentionKind)[number];
 export type RetentionCounts = Record<RetentionKind, number>;
 
-interface OrdersBatch {
+/** What one batch of the orders pass answers. */
+export interface OrdersBatch {
   scanned: number;
   orders: number;
   events: number;

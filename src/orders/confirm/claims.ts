@@ -4,7 +4,7 @@ import { AppConfig } from '../../config/app-config.js';
 import { Db } from '../../database/db.js';
 import { batchSizeOf, MetricsService } from '../../metrics/metrics.service.js';
 import { HOLDING, OrderStatus } from '../state/order-state.js';
-import { stepLeaseMs } from '../state/order-store.js';
+import { orderBatching, stepLeaseMs } from '../state/order-store.js';
 import { CONFIRM_SQL } from './confirm.sql.js';
 
 export interface ClaimRequest {
@@ -67,9 +67,7 @@ export class ConfirmClaims {
   ) {
     const leaseMs = stepLeaseMs(config.env.PAYMENT_TIMEOUT_MS);
     this.claims = new Batcher<ClaimRequest, Claim>({
-      maxBatch: 64,
-      maxInFlight: config.env.ORDER_BATCH_IN_FLIGHT,
-      windowMs: config.env.ORDER_BATCH_WINDOW_MS,
+      ...orderBatching(config),
       keyOf: (r) => r.id,
       onBatch: batchSizeOf(metrics, 'claim'),
       run: (batch) => this.runClaims(batch, leaseMs),

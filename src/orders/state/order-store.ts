@@ -62,6 +62,11 @@ interface ApplyRow {
   r_flagged: boolean;
 }
 
+/** Claims and moves batch alike: at most 64 a call, ORDER_BATCH_IN_FLIGHT calls at once, ORDER_BATCH_WINDOW_MS of wait for company. */
+export function orderBatching(config: AppConfig): { maxBatch: number; maxInFlight: number; windowMs: number } {
+  return { maxBatch: 64, maxInFlight: config.env.ORDER_BATCH_IN_FLIGHT, windowMs: config.env.ORDER_BATCH_WINDOW_MS };
+}
+
 /** How long a claimed step (a gateway attempt, an expiry's lookup) may run before another process may take the order again. */
 export function stepLeaseMs(paymentTimeoutMs: number): number {
   return paymentTimeoutMs * 2 + 5000;
@@ -82,9 +87,7 @@ export class OrderStore {
     private readonly metrics: MetricsService,
   ) {
     this.moves = new Batcher<Move, MoveResult>({
-      maxBatch: 64,
-      maxInFlight: config.env.ORDER_BATCH_IN_FLIGHT,
-      windowMs: config.env.ORDER_BATCH_WINDOW_MS,
+      ...orderBatching(config),
       keyOf: (m) => m.id,
       onBatch: batchSizeOf(metrics, 'apply'),
       run: (batch) => this.runMoves(batch),
