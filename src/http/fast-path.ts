@@ -52,7 +52,7 @@ interface ServerOptions {
 export class FastPath {
   private routes?: FastRoutes;
   private record?: ResponseRecorder;
-  private served?: { try: Counter.Internal; confirm: Counter.Internal };
+  private served?: { tryOrder: Counter.Internal; confirmOrder: Counter.Internal };
   private closing = false;
 
   /** For FastifyAdapter's `serverFactory`: the server Fastify would have made, with this path in front. */
@@ -71,7 +71,7 @@ export class FastPath {
   install(fastify: FastifyInstance, routes: FastRoutes, record: ResponseRecorder, served: Counter<'route'>): void {
     this.routes = routes;
     this.record = record;
-    this.served = { try: served.labels('/orders'), confirm: served.labels('/orders/:id/confirm') };
+    this.served = { tryOrder: served.labels('/orders'), confirmOrder: served.labels('/orders/:id/confirm') };
     fastify.addHook('preClose', (done) => {
       this.closing = true;
       done();
@@ -95,7 +95,7 @@ export class FastPath {
 
     const started = performance.now();
     const requestId = requestIdOf(req);
-    (confirmId === undefined ? this.served!.try : this.served!.confirm).inc();
+    (confirmId === undefined ? this.served!.tryOrder : this.served!.confirmOrder).inc();
     const route = confirmId === undefined ? '/orders' : '/orders/:id/confirm';
     let text = '';
     req.setEncoding('utf8');
