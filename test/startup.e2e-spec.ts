@@ -1,7 +1,10 @@
 import { spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { createTestDatabase, TestDatabase } from './support/database.js';
-import { REDIS_URL } from './support/env.js';
+import { ADMIN_TOKEN, REDIS_URL } from './support/env.js';
+import { client } from './support/http.js';
+import { uniqueSku } from './support/orders.js';
 import { deleteQueueKeys, queuePrefix, startService } from './support/service.js';
 
 /** Start-up: a bad environment stops the process naming the variable; roles start what they should. */
@@ -32,6 +35,40 @@ it.each([
   expect(run.status).toBe(1);
   expect(run.stderr).toContain(name);
   expect(run.stderr).not.toMatch(/at .*\.js:\d+/);
+});
+
+describe('holds capped by RESERVATION_MAX_TTL_MS', () => {
+  it('RESERVATION_MAX_TTL_MS=120000 alone starts, and both holds default to the cap', async () => {
+    // Empty counts as unset: the test environment's own RESERVATION_TTL_MS must not hide its default.
+    const svc = await startService({ DATABASE_URL: db.url, QUEUE_PREFIX: prefix, ROLE: 'api', RESERVATION_MAX_TTL_MS: '120000', RESERVATION_TTL_MS: '' });
+    try {
+      const api = client(svc.url);
+      const sku = uniqueSku('CAP');
+      expect((await api.putSku(sku, 5)).status).toBe(200);
+      const order = await api.order(randomUUID(), { customerId: 'c-cap', items: [{ sku, quantity: 1 }] });
+      expect(order.status).toBe(201);
+      expect(Date.parse(order.body.reservationExpiresAt) - Date.parse(order.body.createdAt)).toBe(120_000);
+      const transactionId = `cap-${randomUUID()}`;
+      const branch = await api.send('POST', '/tcc/inventory/try', { body: { transactionId, items: [{ sku, quantity: 1 }] }, admin: true });
+      expect(branch.status).toBe(200);
+      const list = await api.get('/admin/participant/transactions?status=RESERVED', true);
+      const row = list.body.data.find((b: { transactionId: string }) => b.transactionId === transactionId);
+      expect(Date.parse(row.expiresAt) - Date.parse(row.createdAt)).toBe(120_000);
+    } finally {
+      await svc.stop();
+    }
+  });
+
+  it.each(['PARTICIPANT_TTL_MS', 'RESERVATION_TTL_MS'])('%s set above a RESERVATION_MAX_TTL_MS stops start-up naming it', (name) => {
+    const run = spawnSync(process.execPath, ['dist/main.js'], {
+      env: { PATH: process.env.PATH, DATABASE_URL: db.url, REDIS_URL, ADMIN_TOKEN, RESERVATION_MAX_TTL_MS: '120000', [name]: '120001' },
+      encoding: 'utf8',
+      timeout: 15_000,
+    });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain(`${name}: must not exceed RESERVATION_MAX_TTL_MS`);
+    expect(run.stderr).not.toMatch(/at .*\.js:\d+/);
+  });
 });
 
 it('ROLE=worker runs jobs and the sweeper without an HTTP port; ROLE=api serves HTTP', async () => {

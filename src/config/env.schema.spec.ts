@@ -39,6 +39,32 @@ describe('parseEnv', () => {
     expect(parseEnv({ [name]: '3600001', RESERVATION_MAX_TTL_MS: '3600001' })[name]).toBe(3600001);
   });
 
+  it.each(['RESERVATION_TTL_MS', 'PARTICIPANT_TTL_MS'] as const)('refuses a %s set above a RESERVATION_MAX_TTL_MS that is set too', (name) => {
+    expect(() => parseEnv({ [name]: '120001', RESERVATION_MAX_TTL_MS: '120000' })).toThrow(`${name}: must not exceed RESERVATION_MAX_TTL_MS`);
+    expect(() => parseEnv({ [name]: '', RESERVATION_MAX_TTL_MS: '120000' })).not.toThrow();
+    expect(parseEnv({ [name]: '120000', RESERVATION_MAX_TTL_MS: '120000' })[name]).toBe(120000);
+  });
+
+  it('names both holds when both are set above the cap', () => {
+    expect(() => parseEnv({ RESERVATION_TTL_MS: '5000', PARTICIPANT_TTL_MS: '5000', RESERVATION_MAX_TTL_MS: '4000' })).toThrow(
+      /RESERVATION_TTL_MS: must not exceed RESERVATION_MAX_TTL_MS\n\s+PARTICIPANT_TTL_MS: must not exceed RESERVATION_MAX_TTL_MS/,
+    );
+  });
+
+  it('unset, the holds default to 900000, or to RESERVATION_MAX_TTL_MS when that is lower', () => {
+    expect(parseEnv({})).toMatchObject({ RESERVATION_MAX_TTL_MS: 3_600_000, RESERVATION_TTL_MS: 900_000, PARTICIPANT_TTL_MS: 900_000 });
+    expect(parseEnv({ RESERVATION_MAX_TTL_MS: '120000' })).toMatchObject({ RESERVATION_MAX_TTL_MS: 120_000, RESERVATION_TTL_MS: 120_000, PARTICIPANT_TTL_MS: 120_000 });
+    expect(parseEnv({ RESERVATION_MAX_TTL_MS: '900000' })).toMatchObject({ RESERVATION_TTL_MS: 900_000, PARTICIPANT_TTL_MS: 900_000 });
+    expect(parseEnv({ RESERVATION_MAX_TTL_MS: '7200000' })).toMatchObject({ RESERVATION_TTL_MS: 900_000, PARTICIPANT_TTL_MS: 900_000 });
+    // One set, the other following the cap.
+    expect(parseEnv({ RESERVATION_MAX_TTL_MS: '120000', RESERVATION_TTL_MS: '60000' })).toMatchObject({ RESERVATION_TTL_MS: 60_000, PARTICIPANT_TTL_MS: 120_000 });
+    expect(parseEnv({ RESERVATION_MAX_TTL_MS: '120000', PARTICIPANT_TTL_MS: '30000' })).toMatchObject({ RESERVATION_TTL_MS: 120_000, PARTICIPANT_TTL_MS: 30_000 });
+  });
+
+  it('a bad RESERVATION_MAX_TTL_MS is named as itself, not through the holds that follow it', () => {
+    expect(() => parseEnv({ RESERVATION_MAX_TTL_MS: '10' })).toThrow(/^Invalid environment:\n {2}RESERVATION_MAX_TTL_MS: [^\n]*$/);
+  });
+
   it('treats an empty ADMIN_TOKEN as unset', () => {
     expect(parseEnv({ ADMIN_TOKEN: '' }).ADMIN_TOKEN).toBeUndefined();
   });

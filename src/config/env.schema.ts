@@ -10,8 +10,16 @@ const url = (protocols: string[]) =>
     }
   }, `must be a URL (${protocols.join(' or ')})`);
 
-/** The contract's environment (API.md), plus a few internal knobs with safe defaults. */
-export const envSchema = z.object({
+/**
+ * Holds RESERVATION_MAX_TTL_MS caps. Unset, each defaults to this or to the cap when the cap is
+ * lower (a deployment that only shortens the cap means "hold no longer than that"); set above the
+ * cap, start-up stops, as every Try without its own timeout would be refused. The cap itself never
+ * follows them upward: raising the longest hold is a decision of its own.
+ */
+const CAPPED_HOLDS = { RESERVATION_TTL_MS: 900_000, PARTICIPANT_TTL_MS: 900_000 } as const;
+
+/** The variables, as given (the capped holds' defaults depend on another variable: see envSchema). */
+const variables = z.object({
   PORT: int(0, 65535).default(3000),
   DATABASE_URL: url(['postgres:', 'postgresql:']).default('postgres://postgres@localhost:5432/tcc'),
   DB_POOL_SIZE: int(1, 500).default(20),
@@ -21,14 +29,14 @@ export const envSchema = z.object({
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').max(512).optional(),
   PAYMENT_GATEWAY_URL: url(['http:', 'https:']).default('http://localhost:4000'),
   PAYMENT_TIMEOUT_MS: int(1, 600_000).default(3000),
-  RESERVATION_TTL_MS: int(1000, 30 * 24 * 3600_000).default(900_000),
+  RESERVATION_TTL_MS: int(1000, 30 * 24 * 3600_000).optional(),
   CONFIRM_MAX_ATTEMPTS: int(1, 100).default(5),
   CONFIRM_RETRY_BASE_MS: int(1, 3_600_000).default(1000),
   BREAKER_ERROR_THRESHOLD_PERCENT: int(1, 100).default(50),
   BREAKER_RESET_TIMEOUT_MS: int(1, 3_600_000).default(30_000),
   BREAKER_VOLUME_THRESHOLD: int(0, 100_000).default(10),
   RESERVATION_MAX_TTL_MS: int(1000, 30 * 24 * 3600_000).default(3_600_000),
-  PARTICIPANT_TTL_MS: int(1000, 30 * 24 * 3600_000).default(900_000),
+  PARTICIPANT_TTL_MS: int(1000, 30 * 24 * 3600_000).optional(),
   REFUND_ALERT_AFTER_MS: int(1, 30 * 24 * 3600_000).default(600_000),
   RATE_LIMIT_PER_MINUTE: int(0, 10_000_000).default(0),
   CUSTOMER_MAX_HOLDING_ORDERS: int(0, 1_000_000).default(0),
@@ -62,6 +70,17 @@ export const envSchema = z.object({
   LOG_REQUESTS: z.enum(['all', 'errors']).default('all'),
 });
 
+/** The contract's environment (API.md), plus a few internal knobs with safe defaults. */
+export const envSchema = variables.transform((given, ctx) => {
+  const holds = {} as Record<keyof typeof CAPPED_HOLDS, number>;
+  for (const [name, fallback] of Object.entries(CAPPED_HOLDS) as [keyof typeof CAPPED_HOLDS, number][]) {
+    const value = given[name];
+    if (value !== undefined && value > given.RESERVATION_MAX_TTL_MS) ctx.addIssue({ code: 'custom', path: [name], message: 'must not exceed RESERVATION_MAX_TTL_MS' });
+    holds[name] = value ?? Math.min(fallback, given.RESERVATION_MAX_TTL_MS);
+  }
+  return { ...given, ...holds };
+});
+
 export type Env = z.infer<typeof envSchema>;
 
 export class InvalidEnvError extends Error {}
@@ -75,12 +94,5 @@ export function parseEnv(source: NodeJS.ProcessEnv): Env {
     const lines = result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
     throw new InvalidEnvError(`Invalid environment:\n  ${lines.join('\n  ')}`);
   }
-  const env = result.data;
-  // Both are defaults for holds that RESERVATION_MAX_TTL_MS caps: above it, every Try without its
-  // own timeout would be refused.
-  const tooLong = (['RESERVATION_TTL_MS', 'PARTICIPANT_TTL_MS'] as const).filter((name) => env[name] > env.RESERVATION_MAX_TTL_MS);
-  if (tooLong.length > 0) {
-    throw new InvalidEnvError(`Invalid environment:\n  ${tooLong.map((name) => `${name}: must not exceed RESERVATION_MAX_TTL_MS`).join('\n  ')}`);
-  }
-  return env;
+  return result.data;
 }
