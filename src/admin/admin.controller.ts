@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiErrors, ApiJson, ApiJsonBody, ref } from '../http/api-docs.js';
-import { Reason } from '../http/schemas.js';
+import { NoBody, Reason } from '../http/schemas.js';
 import { BodyPipe, QueryPipe } from '../http/validation.js';
 import { AdminOrder, AdminService } from './admin.service.js';
 import { AdminOrder as AdminOrderSchema, BulkCancelBody, BulkCancelResult, ListOrdersQuery, OrderPage, Timeline } from './admin.schemas.js';
@@ -62,9 +62,10 @@ export class AdminController {
   @Post(':id/retry-now')
   @HttpCode(200)
   @ApiOperation({ operationId: 'retryOrderNow', summary: 'A CONFIRM_PENDING order runs its next step (retry or lookup) now' })
+  @ApiJsonBody(NoBody, false)
   @ApiJson(200, ADMIN_ORDER)
-  @ApiErrors('UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND', 'ORDER_CONFIRMED', 'ORDER_CANCELED')
-  retryNow(@Param('id') id: string): Promise<AdminOrder> {
+  @ApiErrors('UNAUTHORIZED', 'FORBIDDEN', 'PAYLOAD_TOO_LARGE', 'MALFORMED_JSON', 'VALIDATION_FAILED', 'NOT_FOUND', 'ORDER_CONFIRMED', 'ORDER_CANCELED')
+  retryNow(@Param('id') id: string, @Body(new BodyPipe(NoBody)) _body: NoBody): Promise<AdminOrder> {
     return this.admin.retryNow(id);
   }
 

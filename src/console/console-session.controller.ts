@@ -5,7 +5,8 @@ import { AppError } from '../common/errors.js';
 import { ApiErrors, ApiJson, ApiJsonBody, ref } from '../http/api-docs.js';
 import { csrfMatches, forbidden } from '../http/auth.js';
 import { cameOverHttps, clearedSessionCookie, SESSION_COOKIE, sessionCookie, sessionIdOf } from '../http/session-cookie.js';
-import { BodyPipe } from '../http/validation.js';
+import { NoBody } from '../http/schemas.js';
+import { BodyPipe, validateBody } from '../http/validation.js';
 import { ConsoleSession, ConsoleSessions } from './console-sessions.js';
 import { ConsoleSessionView, SignInBody } from './console.schemas.js';
 
@@ -49,12 +50,15 @@ export class ConsoleSessionController {
   @ApiCookieAuth('consoleSession')
   @ApiOperation({ operationId: 'signOut', summary: 'Sign out: the session ends on every process and its cookie is refused from now on' })
   @ApiHeader({ name: 'X-CSRF-Token', required: true, description: "The session's csrfToken" })
+  @ApiJsonBody(NoBody, false)
   @ApiResponse({ status: 204, description: 'Signed out' })
-  @ApiErrors('UNAUTHORIZED', 'FORBIDDEN')
+  @ApiErrors('UNAUTHORIZED', 'FORBIDDEN', 'PAYLOAD_TOO_LARGE', 'MALFORMED_JSON', 'VALIDATION_FAILED')
   async signOut(@Req() req: FastifyRequest, @Res({ passthrough: true }) res: FastifyReply): Promise<void> {
     res.header('cache-control', 'no-store');
     const { id, session } = await this.live(req, res);
     if (!csrfMatches(req.headers['x-csrf-token'], session.csrfToken)) throw forbidden();
+    // Checked here, not by a pipe: this route authorizes in its handler, and 401/403 come before 400.
+    validateBody(NoBody, req.body);
     await this.sessions.end(id);
     res.header('set-cookie', clearedSessionCookie(cameOverHttps(req)));
   }

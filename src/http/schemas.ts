@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Static, Type } from '@sinclair/typebox';
 import { AppError } from '../common/errors.js';
 
 /**
@@ -20,6 +20,13 @@ export const Line = Type.Object(
 );
 
 export const Lines = Type.Array(Line, { minItems: 1, maxItems: 50, 'x-message': 'items must hold 1-50 lines', description: 'each SKU at most once' });
+
+/**
+ * The body of a route that takes none: absent or `{}`. Anything else — an array, a string, a field
+ * (`__proto__` included) — is refused like an unknown field on any other route, before the route acts.
+ */
+export const NoBody = Type.Object({}, { additionalProperties: false, description: 'no body, or {}' });
+export type NoBody = Static<typeof NoBody>;
 
 export const Reason = Type.Object(
   { reason: Type.String({ minLength: 1, maxLength: 500, 'x-message': 'reason must be 1-500 characters' }) },

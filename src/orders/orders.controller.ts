@@ -3,6 +3,7 @@ import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiErrors, ApiJson, ApiJsonBody, ref } from '../http/api-docs.js';
 import { PROBLEM_TYPE } from '../http/problem.js';
+import { NoBody } from '../http/schemas.js';
 import { BodyPipe } from '../http/validation.js';
 import { CancelService } from './cancel/cancel.service.js';
 import { ReservationExpiry } from './cancel/reservation-expiry.js';
@@ -77,9 +78,10 @@ export class OrdersController {
   @Post(':id/cancel')
   @HttpCode(200)
   @ApiOperation({ operationId: 'cancelOrder', summary: 'Cancel: release the stock (and refund a charge, if any)' })
+  @ApiJsonBody(NoBody, false)
   @ApiJson(200, ORDER, 'CANCELED (or already CANCELED / PAY_FAILED)')
-  @ApiErrors('RATE_LIMITED', 'NOT_FOUND', 'ORDER_CONFIRMED')
-  async cancel(@Param('id') id: string, @Res({ passthrough: true }) res: FastifyReply): Promise<string> {
+  @ApiErrors('RATE_LIMITED', 'PAYLOAD_TOO_LARGE', 'MALFORMED_JSON', 'VALIDATION_FAILED', 'NOT_FOUND', 'ORDER_CONFIRMED')
+  async cancel(@Param('id') id: string, @Body(new BodyPipe(NoBody)) _body: NoBody, @Res({ passthrough: true }) res: FastifyReply): Promise<string> {
     return json(res, 200, (await this.cancels.cancel(id, 'canceled by the client', { data: { actor: 'client' } })).body);
   }
 }

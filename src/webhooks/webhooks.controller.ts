@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiErrors, ApiJson, ApiJsonBody, ref } from '../http/api-docs.js';
+import { NoBody } from '../http/schemas.js';
 import { BodyPipe, QueryPipe } from '../http/validation.js';
 import { DeliveriesQuery, DeliveryPage, DeliveryView, PutWebhookBody, WebhookList, WebhookView } from './webhooks.schemas.js';
 import { WebhooksService } from './webhooks.service.js';
@@ -33,9 +34,10 @@ export class WebhooksController {
   @Delete(':name')
   @HttpCode(204)
   @ApiOperation({ operationId: 'deleteWebhook', summary: 'Remove an endpoint and its deliveries, pending ones included' })
+  @ApiJsonBody(NoBody, false)
   @ApiResponse({ status: 204, description: 'Removed' })
-  @ApiErrors('UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND')
-  async remove(@Param('name') name: string): Promise<void> {
+  @ApiErrors('UNAUTHORIZED', 'FORBIDDEN', 'PAYLOAD_TOO_LARGE', 'MALFORMED_JSON', 'VALIDATION_FAILED', 'NOT_FOUND')
+  async remove(@Param('name') name: string, @Body(new BodyPipe(NoBody)) _body: NoBody): Promise<void> {
     await this.webhooks.remove(name);
   }
 
@@ -53,9 +55,10 @@ export class WebhooksController {
     operationId: 'retryWebhookDelivery',
     summary: 'Send a delivery again with the same webhook-id and body: a failed or delivered one starts a fresh round of attempts, a pending one is due now',
   })
+  @ApiJsonBody(NoBody, false)
   @ApiJson(202, ref('WebhookDelivery', DeliveryView), 'Accepted: the delivery is pending, due now')
-  @ApiErrors('UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND')
-  retry(@Param('name') name: string, @Param('id') id: string): Promise<DeliveryView> {
+  @ApiErrors('UNAUTHORIZED', 'FORBIDDEN', 'PAYLOAD_TOO_LARGE', 'MALFORMED_JSON', 'VALIDATION_FAILED', 'NOT_FOUND')
+  retry(@Param('name') name: string, @Param('id') id: string, @Body(new BodyPipe(NoBody)) _body: NoBody): Promise<DeliveryView> {
     return this.webhooks.retry(name, id);
   }
 }
