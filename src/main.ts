@@ -1,3 +1,4 @@
+import './node-version.js';
 import './runtime-flags.js';
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';

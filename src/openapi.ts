@@ -1,3 +1,4 @@
+import '../node-version.js';
 import 'reflect-metadata';
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
+import { checkNodeVersion } from '../src/node-version.js';
 import { createTestDatabase, TestDatabase } from './support/database.js';
 import { ADMIN_TOKEN, REDIS_URL } from './support/env.js';
 import { client } from './support/http.js';
@@ -97,4 +98,37 @@ it('migrations already applied are not run again; several processes can start at
   } finally {
     await Promise.all(started.map((s) => s.stop()));
   }
+});
+
+describe('on a Node older than 22.12', () => {
+  /** The machine's own node when it is older than the service needs (Debian's is 20), else undefined. */
+  function olderNode(): { path: string; version: string } | undefined {
+    const path = process.env.OLD_NODE ?? '/usr/bin/node';
+    if (!existsSync(path)) return undefined;
+    const version = spawnSync(path, ['--version'], { encoding: 'utf8' }).stdout.trim().replace(/^v/, '');
+    return checkNodeVersion(version) === undefined ? undefined : { path, version };
+  }
+
+  const entries: [string, string[]][] = [
+    ['the service', ['dist/main.js']],
+    ['the migration runner', ['dist/database/migrate-cli.js']],
+    ['the TypeORM CLI on its data source', ['node_modules/typeorm/cli.js', '-d', 'dist/database/data-source.js', 'migration:run']],
+    ['the gateway simulator', ['dist/gateway-simulator/main.js']],
+    ['the test setup', ['node_modules/jest/bin/jest.js', '--ci', 'src/node-version.spec.ts']],
+  ];
+
+  it.each(entries)('%s names the version it needs and exits 1', (_what, args) => {
+    const old = olderNode();
+    if (!old) {
+      // No older Node on this machine: the check itself is held by src/node-version.spec.ts.
+      expect(checkNodeVersion(process.versions.node)).toBeUndefined();
+      return;
+    }
+    const run = spawnSync(old.path, args, {
+      env: { PATH: process.env.PATH, NODE_OPTIONS: '--experimental-vm-modules', DATABASE_URL: db.url, REDIS_URL, GATEWAY_PORT: '0' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 1, stderr: `tcc-inventory needs Node.js 22.12 or later (24 LTS recommended); this is v${old.version}\n` });
+  });
 });

@@ -1,3 +1,4 @@
+import '../node-version.js';
 import { parseSimulatorEnv, SimulatorConfigError } from './faults.js';
 import { createSimulatorServer } from './server.js';
 
