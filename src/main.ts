@@ -12,7 +12,8 @@ import { ConsoleSessions } from './console/console-sessions.js';
 import { runPendingMigrations } from './database/migrate.js';
 import { Authenticator, routeOf } from './http/auth.js';
 import { FastPath } from './http/fast-path.js';
-import { clientError, configureHttp, frameworkErrors, requestIdOf } from './http/http-setup.js';
+import { answerWhatHttpDrops, clientError, requestIdOf, SERVER_LIMITS } from './http/http-server.js';
+import { configureHttp, frameworkErrors } from './http/http-setup.js';
 import { BODY_LIMIT } from './http/json-body.js';
 import { ProblemFilter } from './http/problem.js';
 import { RateLimiter } from './http/rate-limit.js';
@@ -123,6 +124,7 @@ async function bootstrap(): Promise<void> {
     genReqId: (req: { headers: Record<string, string | string[] | undefined> }) => requestIdOf(req),
     frameworkErrors: frameworkErrors(() => auth),
     clientErrorHandler: clientError,
+    ...SERVER_LIMITS,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     keepAliveTimeout: 75_000,
@@ -131,6 +133,7 @@ async function bootstrap(): Promise<void> {
   });
   const app = await NestFactory.create<NestFastifyApplication>(module, adapter, { logger, bodyParser: false });
   const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
+  answerWhatHttpDrops(app.getHttpServer());
   const rateLimiter =
     env.RATE_LIMIT_PER_MINUTE > 0 ? new RateLimiter({ perMinute: env.RATE_LIMIT_PER_MINUTE, redisUrl: env.REDIS_URL, prefix: env.QUEUE_PREFIX }) : undefined;
   const httpSetup = { auth, metrics: app.get(MetricsService), logger: root, logRequests: env.LOG_REQUESTS, rateLimiter };

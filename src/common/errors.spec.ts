@@ -9,6 +9,7 @@ describe('contract error codes', () => {
       HOLD_LIMIT_REACHED: 409,
       EXTENSION_LIMIT_REACHED: 409,
       PAYLOAD_TOO_LARGE: 413,
+      REQUEST_TIMEOUT: 408,
       MALFORMED_JSON: 400,
       VALIDATION_FAILED: 400,
       NOT_FOUND: 404,

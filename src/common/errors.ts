@@ -7,6 +7,7 @@ export const ERROR_CODES = [
   'FORBIDDEN',
   'RATE_LIMITED',
   'PAYLOAD_TOO_LARGE',
+  'REQUEST_TIMEOUT',
   'MALFORMED_JSON',
   'VALIDATION_FAILED',
   'NOT_FOUND',
@@ -75,6 +76,8 @@ export function statusOf(code: ErrorCode): number {
       return 429;
     case 'PAYLOAD_TOO_LARGE':
       return 413;
+    case 'REQUEST_TIMEOUT':
+      return 408;
     case 'MALFORMED_JSON':
     case 'VALIDATION_FAILED':
       return 400;
@@ -107,6 +110,7 @@ const TITLES: Partial<Record<number, string>> = {
   401: 'Unauthorized',
   403: 'Forbidden',
   404: 'Not Found',
+  408: 'Request Timeout',
   409: 'Conflict',
   413: 'Payload Too Large',
   422: 'Unprocessable Content',

@@ -63,9 +63,9 @@ export function ref(name: string, schema: TSchema): { $ref: string } {
   return { $ref: `#/components/schemas/${name}` };
 }
 
-/** A JSON request body validated by this schema. */
+/** A JSON request body validated by this schema; a route that reads a body can also time out reading it (408). */
 export function ApiJsonBody(schema: TSchema, required = true): MethodDecorator {
-  return ApiBody({ schema: apiSchema(schema), required });
+  return applyDecorators(ApiBody({ schema: apiSchema(schema), required }), problemResponse(408, ['REQUEST_TIMEOUT']));
 }
 
 /** A JSON answer with this status and schema. */
@@ -80,6 +80,7 @@ const EXAMPLE_DETAIL: Partial<Record<ErrorCode, [string, Record<string, unknown>
   UNKNOWN_SKU: ['SKU SKU-9 does not exist', { sku: 'SKU-9' }],
   HOLD_LIMIT_REACHED: ['customer c-1 already holds 3 orders', { limit: 3 }],
   RATE_LIMITED: ['more than 600 requests a minute from this address', {}],
+  REQUEST_TIMEOUT: ['the request did not arrive in full within 30 s', {}],
 };
 
 /**
@@ -92,23 +93,24 @@ export function ApiErrors(...codes: ErrorCode[]): MethodDecorator {
     const status = statusOf(code);
     if (!byStatus.get(status)?.includes(code)) byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
-  return applyDecorators(
-    ...[...byStatus].map(([status, list]) =>
-      ApiResponse({
-        status,
-        description: list.join(', '),
-        content: {
-          'application/problem+json': {
-            schema: { $ref: '#/components/schemas/Problem' },
-            examples: Object.fromEntries(
-              list.map((code) => {
-                const [detail, extra] = EXAMPLE_DETAIL[code] ?? [code.toLowerCase().replace(/_/g, ' '), {}];
-                return [code, { value: toProblem(code, detail, extra) }];
-              }),
-            ),
-          },
-        },
-      }),
-    ),
-  );
+  return applyDecorators(...[...byStatus].map(([status, list]) => problemResponse(status, list)));
+}
+
+/** One status's problem+json response, each code with an example. */
+function problemResponse(status: number, codes: ErrorCode[]): MethodDecorator {
+  return ApiResponse({
+    status,
+    description: codes.join(', '),
+    content: {
+      'application/problem+json': {
+        schema: { $ref: '#/components/schemas/Problem' },
+        examples: Object.fromEntries(
+          codes.map((code) => {
+            const [detail, extra] = EXAMPLE_DETAIL[code] ?? [code.toLowerCase().replace(/_/g, ' '), {}];
+            return [code, { value: toProblem(code, detail, extra) }];
+          }),
+        ),
+      },
+    },
+  });
 }

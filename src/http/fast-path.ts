@@ -4,7 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Counter } from 'prom-client';
 import { UUID_SOURCE } from '../common/uuid.js';
 import { requestContext } from '../logging/logger.js';
-import { requestIdOf, ResponseRecorder } from './http-setup.js';
+import { ResponseRecorder } from './http-setup.js';
+import { requestIdOf } from './http-server.js';
 import { BODY_LIMIT, parseJsonBody } from './json-body.js';
 import { PROBLEM_TYPE, problemOf } from './problem.js';
 
@@ -45,9 +46,10 @@ interface ServerOptions {
  * errors through the same problem mapping, and every answer through the same recorder (latency
  * metric and access-log line), with the request's id in the log context. Only a plain request
  * takes this way — a POST with a body whose length is declared and within the limit (or none),
- * no query, no `Expect` — while the rate limiter is off and the server is not closing; anything
- * else (a chunked body, a body over 64 KiB, the rate limit, a shutdown's 503) goes to Fastify, as
- * every other route does.
+ * no query, a Host, no `Expect` — while the rate limiter is off and the server is not closing;
+ * anything else (a chunked body, a body over 64 KiB, the rate limit, a shutdown's 503, a request
+ * HTTP/1.1 refuses) goes to Fastify, as every other route does. The server keeps Fastify's options,
+ * its 30 s request timeout among them (http/http-server.ts).
  */
 export class FastPath {
   private routes?: FastRoutes;
@@ -89,7 +91,7 @@ export class FastPath {
       confirmId = m[1];
     }
     const headers = req.headers;
-    if (headers['transfer-encoding'] !== undefined || headers.expect !== undefined) return false;
+    if (headers['transfer-encoding'] !== undefined || headers.expect !== undefined || headers.host === undefined) return false;
     const length = headers['content-length'];
     if (length !== undefined && !(/^\d{1,6}$/.test(length) && Number(length) <= BODY_LIMIT)) return false;
 

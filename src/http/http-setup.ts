@@ -1,23 +1,14 @@
-import { randomUUID } from 'node:crypto';
-import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RawServerBase } from 'fastify';
 import type pino from 'pino';
-import { AppError, toProblem } from '../common/errors.js';
+import { AppError } from '../common/errors.js';
 import { isUuid } from '../common/uuid.js';
 import { accessLog, requestContext } from '../logging/logger.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { Authenticator, pathOf, routeOf, Verdict } from './auth.js';
+import { malformedRequest } from './http-server.js';
 import { BODY_LIMIT, parseJsonBody } from './json-body.js';
 import { answerError, sendProblem } from './problem.js';
 import { RATE_LIMITED_ROUTES, RateLimiter } from './rate-limit.js';
-
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
-/** The caller's X-Request-Id when it is valid, else a new one. */
-export function requestIdOf(req: { headers: Record<string, string | string[] | undefined> }): string {
-  const given = req.headers['x-request-id'];
-  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-}
 
 /** Routes whose `:id` is an order's, so a log line names the order it is about. */
 const ORDER_ROUTE = /^\/(?:admin\/)?orders\/:id(?:\/|$)/;
@@ -56,6 +47,7 @@ export function configureHttp(app: FastifyInstance, setup: HttpSetup): ResponseR
 
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
+    if (refuseMalformed(req, reply)) return;
     afterAuth(setup.auth, req, reply, routeOf(req), done);
   });
 
@@ -150,24 +142,14 @@ function afterAuth(auth: Authenticator, req: FastifyRequest, reply: FastifyReply
 }
 
 /**
- * A request Node's HTTP parser refuses before Fastify sees it (a malformed request line, a header
- * with a NUL, a bad Content-Length, headers over the limit, a request too slow to arrive): answered
- * as problem+json like every other 4xx, then the connection is closed (its framing is lost).
+ * A request HTTP/1.1 framing refuses (http-server.ts, `malformedRequest`: no Host, an unsupported
+ * Expect) is answered before anything else, authorization included, and its connection closed: a
+ * client that sent an expectation may or may not send the body next.
  */
-export function clientError(err: Error & { code?: string }, socket: Socket): void {
-  if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  const detail =
-    err.code === 'HPE_HEADER_OVERFLOW'
-      ? 'the request headers are too large'
-      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? 'the request did not arrive in time'
-        : 'the request is not valid HTTP/1.1';
-  const body = JSON.stringify(toProblem('VALIDATION_FAILED', detail, { errors: [{ field: 'request', message: detail }] }));
-  if (socket.writable) {
-    socket.write(
-      `HTTP/1.1 400 Bad Request\r\nConnection: close\r\nX-Request-Id: ${randomUUID()}\r\nContent-Type: application/problem+json; charset=utf-8\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-    );
-  }
-  socket.destroy();
+export function refuseMalformed(req: FastifyRequest, reply: FastifyReply): boolean {
+  const refusal = malformedRequest(req.raw);
+  if (!refusal) return false;
+  reply.header('connection', 'close');
+  answerError(refusal, reply);
+  return true;
 }

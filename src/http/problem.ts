@@ -23,6 +23,8 @@ function codeForHttpStatus(status: number): ErrorCode {
     case 404:
     case 405:
       return 'NOT_FOUND';
+    case 408:
+      return 'REQUEST_TIMEOUT';
     case 413:
       return 'PAYLOAD_TOO_LARGE';
     case 429:

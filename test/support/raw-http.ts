@@ -62,3 +62,111 @@ export function rawRequest(baseUrl: string, request: string | Buffer, opts: { ti
     socket.write(request);
   });
 }
+
+/** One answer read off a raw connection, and when its last byte arrived (ms after the connection opened). */
+export interface RawReply {
+  status: number;
+  headers: Record<string, string>;
+  body: any;
+  at: number;
+  /** Interim answers that came before it (100 Continue). */
+  interim: number[];
+}
+
+/**
+ * A connection to write to as the test pleases (a byte at a time, a second request later) and to
+ * read answers from, one after the other. `closed` resolves, with when, once the server hangs up.
+ */
+export class RawConnection {
+  private readonly socket: net.Socket;
+  private readonly opened = Date.now();
+  private buffer = Buffer.alloc(0);
+  /** Bytes taken off `buffer` so far, and when each chunk arrived (by the total received once it had). */
+  private consumed = 0;
+  private readonly arrivals: { total: number; at: number }[] = [];
+  private waiting?: () => void;
+  readonly closed: Promise<number>;
+
+  constructor(baseUrl: string) {
+    const { hostname, port } = new URL(baseUrl);
+    this.socket = net.connect(Number(port), hostname);
+    this.socket.on('error', () => undefined);
+    this.socket.on('data', (chunk: Buffer) => {
+      this.buffer = Buffer.concat([this.buffer, chunk]);
+      this.arrivals.push({ total: this.consumed + this.buffer.length, at: Date.now() - this.opened });
+      this.waiting?.();
+    });
+    this.closed = new Promise((resolve) =>
+      this.socket.on('close', () => {
+        resolve(Date.now() - this.opened);
+        this.waiting?.();
+      }),
+    );
+  }
+
+  write(data: string | Buffer): void {
+    if (!this.socket.destroyed) this.socket.write(typeof data === 'string' ? Buffer.from(data, 'latin1') : data);
+  }
+
+  /** Writes `pieces` one every `everyMs` (the first at once), while the connection lasts. */
+  trickle(pieces: (string | Buffer)[], everyMs: number): void {
+    pieces.forEach((piece, i) => setTimeout(() => this.write(piece), i * everyMs).unref());
+  }
+
+  /** The next whole answer (Content-Length framed), skipping 1xx; rejects on close or after `timeoutMs`. */
+  async next(timeoutMs: number): Promise<RawReply> {
+    const deadline = Date.now() + timeoutMs;
+    const interim: number[] = [];
+    for (;;) {
+      const end = this.buffer.indexOf('\r\n\r\n');
+      if (end >= 0) {
+        const [statusLine, ...lines] = this.buffer.subarray(0, end).toString('latin1').split('\r\n');
+        const status = Number(statusLine.split(' ')[1]);
+        const headers: Record<string, string> = {};
+        for (const l of lines) {
+          const i = l.indexOf(':');
+          headers[l.slice(0, i).trim().toLowerCase()] = l.slice(i + 1).trim();
+        }
+        const length = status < 200 ? 0 : Number(headers['content-length'] ?? 0);
+        if (this.buffer.length >= end + 4 + length) {
+          const text = this.buffer.subarray(end + 4, end + 4 + length).toString('utf8');
+          const complete = this.consumed + end + 4 + length;
+          const at = this.arrivals.find((a) => a.total >= complete)!.at;
+          this.buffer = this.buffer.subarray(end + 4 + length);
+          this.consumed = complete;
+          if (status < 200) {
+            interim.push(status);
+            continue;
+          }
+          let body: unknown = text;
+          try {
+            body = text ? JSON.parse(text) : null;
+          } catch {
+            // not JSON
+          }
+          return { status, headers, body, at, interim };
+        }
+      }
+      if (this.socket.destroyed || Date.now() >= deadline) {
+        throw new Error(`no complete answer ${this.socket.destroyed ? 'before the connection closed' : `within ${timeoutMs} ms`}; got ${JSON.stringify(this.buffer.toString('latin1').slice(0, 300))}`);
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.max(1, deadline - Date.now()));
+        this.waiting = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.waiting = undefined;
+    }
+  }
+
+  /** Whether the server hung up within `ms` (without the test closing it). */
+  async closesWithin(ms: number): Promise<boolean> {
+    return Promise.race([this.closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
+  }
+
+  destroy(): void {
+    this.socket.destroy();
+  }
+}
