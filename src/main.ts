@@ -125,7 +125,7 @@ async function bootstrap(): Promise<void> {
     frameworkErrors: frameworkErrors(() => auth),
     clientErrorHandler: clientError,
     ...SERVER_LIMITS,
-    return503OnClosing: true,
+    return503OnClosing: false, // the fast path's server answers them, as problem+json
     forceCloseConnections: 'idle',
     keepAliveTimeout: 75_000,
     routerOptions: { maxParamLength: 512 },
@@ -139,7 +139,8 @@ async function bootstrap(): Promise<void> {
   const httpSetup = { auth, metrics: app.get(MetricsService), logger: root, logRequests: env.LOG_REQUESTS, rateLimiter };
   const record = configureHttp(fastify, httpSetup);
   // Try and Confirm straight from node:http (http/fast-path.ts); with the rate limit on, Fastify's hook applies it to them.
-  if (!rateLimiter) fastPath.install(fastify, app.get(OrderAnswers), record, httpSetup.metrics.fastPathRequests);
+  fastPath.refuseWhenClosing(fastify);
+  if (!rateLimiter) fastPath.install(app.get(OrderAnswers), record, httpSetup.metrics.fastPathRequests);
   securityHeaders(fastify);
   await registerQueueBoard(fastify, app.get(JobScheduler));
   auth.useSessions(app.get(ConsoleSessions));

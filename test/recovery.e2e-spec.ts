@@ -2,8 +2,10 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createTestDatabase, TestDatabase } from './support/database.js';
 import { REDIS_URL } from './support/env.js';
+import { connect } from 'node:net';
 import { client, Client, waitFor } from './support/http.js';
 import { reserve, uniqueSku, waitForStatus, TERMINAL } from './support/orders.js';
+import { RawConnection } from './support/raw-http.js';
 import { deleteQueueKeys, queuePrefix, ServiceProcess, startService } from './support/service.js';
 import { SimulatorHandle, startSimulator } from './support/simulator.js';
 
@@ -199,4 +201,40 @@ it('SIGTERM finishes in-flight work: a Confirm request and a retry job mid-call 
     [viaHttp.id, viaJob.id],
   ]);
   expect(rows.map((r) => r.status)).toEqual(['CONFIRM_SUCCESS', 'CONFIRM_SUCCESS']);
+});
+
+it('a request that still arrives while the process shuts down (on a connection busy with another) is answered 503 SERVICE_UNAVAILABLE problem+json with X-Request-Id', async () => {
+  const apiProc = await start({ ROLE: 'api', PAYMENT_TIMEOUT_MS: '6000', BREAKER_VOLUME_THRESHOLD: '1000' });
+  const api = client(apiProc.url);
+  const order = await reserve(api, uniqueSku('TERM503'), 1);
+  await sim.setFaults({ latencyMs: 3000 });
+  const c = new RawConnection(apiProc.url);
+  try {
+    const charges = (await sim.ledger()).chargeRequests;
+    c.write(`POST /orders/${order.id}/confirm HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`);
+    await waitFor('the charge to reach the gateway', async () => (await sim.ledger()).chargeRequests > charges, 10_000, 20);
+    const exit = apiProc.stop();
+    // Once it no longer listens, its close has begun; the Confirm is still at the gateway.
+    const refused = () =>
+      new Promise<boolean>((resolve) => {
+        const probe = connect(Number(new URL(apiProc.url).port), '127.0.0.1');
+        probe.on('connect', () => resolve(false)).on('error', () => resolve(true));
+        probe.on('connect', () => probe.destroy());
+      });
+    await waitFor('the server to stop taking connections', refused, 5000, 20);
+    c.write(`GET /orders/${order.id} HTTP/1.1\r\nHost: t\r\nX-Request-Id: during-close\r\n\r\n`);
+    expect((await c.next(10_000)).status).toBe(200);
+    const late = await c.next(5000);
+    expect({ status: late.status, type: late.headers['content-type'], id: late.headers['x-request-id'], code: late.body?.code }).toEqual({
+      status: 503,
+      type: 'application/problem+json; charset=utf-8',
+      id: 'during-close',
+      code: 'SERVICE_UNAVAILABLE',
+    });
+    expect(await c.closesWithin(1000)).toBe(true);
+    await exit;
+  } finally {
+    c.destroy();
+    await sim.setFaults({ latencyMs: 0 });
+  }
 });

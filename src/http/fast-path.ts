@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import type { Counter } from 'prom-client';
 import { UUID_SOURCE } from '../common/uuid.js';
+import { toProblem } from '../common/errors.js';
 import { requestContext } from '../logging/logger.js';
 import { ResponseRecorder } from './http-setup.js';
 import { requestIdOf } from './http-server.js';
@@ -47,9 +48,11 @@ interface ServerOptions {
  * metric and access-log line), with the request's id in the log context. Only a plain request
  * takes this way — a POST with a body whose length is declared and within the limit (or none),
  * no query, a Host, no `Expect` — while the rate limiter is off and the server is not closing;
- * anything else (a chunked body, a body over 64 KiB, the rate limit, a shutdown's 503, a request
- * HTTP/1.1 refuses) goes to Fastify, as every other route does. The server keeps Fastify's options,
- * its 30 s request timeout among them (http/http-server.ts).
+ * anything else (a chunked body, a body over 64 KiB, the rate limit, a request HTTP/1.1 refuses)
+ * goes to Fastify, as every other route does. The server keeps Fastify's options, its 30 s request
+ * timeout among them (http/http-server.ts). From Fastify's close on, every request that still
+ * arrives (on a connection busy when the close began) is answered 503 here, as problem+json:
+ * Fastify's own 503 for it is bare JSON.
  */
 export class FastPath {
   private routes?: FastRoutes;
@@ -60,7 +63,8 @@ export class FastPath {
   /** For FastifyAdapter's `serverFactory`: the server Fastify would have made, with this path in front. */
   readonly serverFactory = (handler: http.RequestListener, options: ServerOptions): http.Server => {
     const server = http.createServer(options.http ?? {}, (req, res) => {
-      if (!this.take(req, res)) handler(req, res);
+      if (this.closing) unavailable(req, res);
+      else if (!this.take(req, res)) handler(req, res);
     });
     server.keepAliveTimeout = options.keepAliveTimeout;
     server.requestTimeout = options.requestTimeout;
@@ -69,20 +73,24 @@ export class FastPath {
     return server;
   };
 
-  /** Turns the path on once the application is built; from Fastify's close on, Fastify answers (503). */
-  install(fastify: FastifyInstance, routes: FastRoutes, record: ResponseRecorder, served: Counter<'route'>): void {
-    this.routes = routes;
-    this.record = record;
-    this.served = { tryOrder: served.labels('/orders'), confirmOrder: served.labels('/orders/:id/confirm') };
+  /** From Fastify's close on, requests are refused 503 (main.ts turns Fastify's own 503 off). */
+  refuseWhenClosing(fastify: FastifyInstance): void {
     fastify.addHook('preClose', (done) => {
       this.closing = true;
       done();
     });
   }
 
+  /** Turns the path on once the application is built. */
+  install(routes: FastRoutes, record: ResponseRecorder, served: Counter<'route'>): void {
+    this.routes = routes;
+    this.record = record;
+    this.served = { tryOrder: served.labels('/orders'), confirmOrder: served.labels('/orders/:id/confirm') };
+  }
+
   /** Takes the request if it is one of the two routes in its plain form; false leaves it to Fastify. */
   private take(req: http.IncomingMessage, res: http.ServerResponse): boolean {
-    if (!this.routes || this.closing || req.method !== 'POST') return false;
+    if (!this.routes || req.method !== 'POST') return false;
     const url = req.url ?? '';
     let confirmId: string | undefined;
     if (url !== '/orders') {
@@ -130,4 +138,16 @@ export class FastPath {
     }
     return answer.status;
   }
+}
+
+/** A request that arrives while the server closes: 503, and the connection closed. */
+function unavailable(req: http.IncomingMessage, res: http.ServerResponse): void {
+  const body = JSON.stringify(toProblem('SERVICE_UNAVAILABLE', 'the service is shutting down; send the request again'));
+  res.writeHead(503, {
+    'x-request-id': requestIdOf(req),
+    'content-type': PROBLEM_JSON_TYPE,
+    'content-length': Buffer.byteLength(body),
+    connection: 'close',
+  });
+  res.end(body);
 }
