@@ -15,7 +15,7 @@
  * Compiled on its own (tsconfig.bench.json → dist-bench/): never part of the service's build or
  * image. It runs the built service (dist/) as separate processes and imports none of it.
  */
-import '../node-version.js';
+import '../dist/common/node-version.js';
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';

@@ -1,4 +1,4 @@
-import './node-version.js';
+import './common/node-version.js';
 import './runtime-flags.js';
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';

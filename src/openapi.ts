@@ -1,4 +1,4 @@
-import '../node-version.js';
+import './common/node-version.js';
 import 'reflect-metadata';
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';

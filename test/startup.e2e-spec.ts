@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
-import { checkNodeVersion } from '../src/node-version.js';
+import { checkNodeVersion } from '../src/common/node-version.js';
 import { createTestDatabase, TestDatabase } from './support/database.js';
 import { ADMIN_TOKEN, REDIS_URL } from './support/env.js';
 import { client } from './support/http.js';
@@ -114,13 +114,13 @@ describe('on a Node older than 22.12', () => {
     ['the migration runner', ['dist/database/migrate-cli.js']],
     ['the TypeORM CLI on its data source', ['node_modules/typeorm/cli.js', '-d', 'dist/database/data-source.js', 'migration:run']],
     ['the gateway simulator', ['dist/gateway-simulator/main.js']],
-    ['the test setup', ['node_modules/jest/bin/jest.js', '--ci', 'src/node-version.spec.ts']],
+    ['the test setup', ['node_modules/jest/bin/jest.js', '--ci', 'src/common/node-version.spec.ts']],
   ];
 
   it.each(entries)('%s names the version it needs and exits 1', (_what, args) => {
     const old = olderNode();
     if (!old) {
-      // No older Node on this machine: the check itself is held by src/node-version.spec.ts.
+      // No older Node on this machine: the check itself is held by src/common/node-version.spec.ts.
       expect(checkNodeVersion(process.versions.node)).toBeUndefined();
       return;
     }

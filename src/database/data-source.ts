@@ -1,4 +1,4 @@
-import '../node-version.js';
+import '../common/node-version.js';
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import { parseEnv } from '../config/env.schema.js';

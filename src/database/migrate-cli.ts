@@ -1,4 +1,4 @@
-import '../node-version.js';
+import '../common/node-version.js';
 import 'reflect-metadata';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -1,4 +1,4 @@
-import '../node-version.js';
+import '../common/node-version.js';
 import { parseSimulatorEnv, SimulatorConfigError } from './faults.js';
 import { createSimulatorServer } from './server.js';
 

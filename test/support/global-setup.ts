@@ -1,6 +1,6 @@
 // First: on an older Node the suite's every spec would fail with a TypeError from a dependency.
 // Jest loads this file's imports natively (no module mapper, no TypeScript on Node 20), so it is the built check.
-import '../../dist/node-version.js';
+import '../../dist/common/node-version.js';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import pg from 'pg';
