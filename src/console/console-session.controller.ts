@@ -29,10 +29,10 @@ export class ConsoleSessionController {
   @ApiErrors('UNAUTHORIZED', 'PAYLOAD_TOO_LARGE', 'MALFORMED_JSON', 'VALIDATION_FAILED')
   async signIn(@Body(new BodyPipe(SignInBody)) body: SignInBody, @Req() req: FastifyRequest, @Res({ passthrough: true }) res: FastifyReply): Promise<ConsoleSession> {
     res.header('cache-control', 'no-store');
-    const session = await this.sessions.signIn(body.token);
+    const session = await this.sessions.signIn(body.token, body.name?.trim() || null);
     if (!session) throw new AppError('UNAUTHORIZED', 'that is not the admin token');
     res.header('set-cookie', sessionCookie(session.sessionId, this.sessions.ttlSeconds, cameOverHttps(req)));
-    return { csrfToken: session.csrfToken, expiresAt: session.expiresAt };
+    return { csrfToken: session.csrfToken, expiresAt: session.expiresAt, operator: session.operator };
   }
 
   @Get()

@@ -10,6 +10,8 @@ import { CONSOLE_SQL } from './console.sql.js';
 export interface ConsoleSession {
   csrfToken: string;
   expiresAt: string;
+  /** The name its operator gave at sign-in ("Your name"), recorded with every change they make. */
+  operator: string | null;
 }
 
 /** How often expired sessions are deleted (a lookup also deletes the expired one it meets). */
@@ -47,23 +49,23 @@ export class ConsoleSessions implements SessionLookup, OnApplicationBootstrap {
    * A new session for the right admin token (compared as digests, in constant time), else
    * undefined. Its id goes into the cookie and nowhere else.
    */
-  async signIn(token: string): Promise<(ConsoleSession & { sessionId: string }) | undefined> {
+  async signIn(token: string, operator: string | null = null): Promise<(ConsoleSession & { sessionId: string }) | undefined> {
     if (!this.key || !timingSafeEqual(createHash('sha256').update(token).digest(), this.key)) return undefined;
     const sessionId = randomBytes(32).toString('base64url');
     const csrfToken = randomBytes(32).toString('base64url');
-    const row = await this.db.sql.one<{ csrf_token: string; expires_at: string }>(CONSOLE_SQL.createSession, [this.hash(sessionId), csrfToken, this.ttlMs]);
-    return { sessionId, csrfToken, expiresAt: row!.expires_at };
+    const row = await this.db.sql.one<{ csrf_token: string; expires_at: string }>(CONSOLE_SQL.createSession, [this.hash(sessionId), csrfToken, this.ttlMs, operator]);
+    return { sessionId, csrfToken, expiresAt: row!.expires_at, operator };
   }
 
   /** The live session, or undefined (unknown, ended, expired, or opened under another admin token). */
   async find(sessionId: string): Promise<ConsoleSession | undefined> {
     if (!this.key) return undefined;
-    const row = await this.db.sql.one<{ csrf_token: string; expires_at: string }>(CONSOLE_SQL.findSession, [this.hash(sessionId)]);
-    return row ? { csrfToken: row.csrf_token, expiresAt: row.expires_at } : undefined;
+    const row = await this.db.sql.one<{ csrf_token: string; expires_at: string; operator: string | null }>(CONSOLE_SQL.findSession, [this.hash(sessionId)]);
+    return row ? { csrfToken: row.csrf_token, expiresAt: row.expires_at, operator: row.operator } : undefined;
   }
 
-  async csrfTokenOf(sessionId: string): Promise<string | undefined> {
-    return (await this.find(sessionId))?.csrfToken;
+  credentialsOf(sessionId: string): Promise<ConsoleSession | undefined> {
+    return this.find(sessionId);
   }
 
   async end(sessionId: string): Promise<void> {

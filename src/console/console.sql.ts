@@ -5,8 +5,8 @@ import { ORDER_FIGURES } from '../orders/state/orders.sql.js';
 export const CONSOLE_SQL = {
   createSession: statement(
     'console_session_create',
-    `INSERT INTO console_sessions (id_hash, csrf_token, expires_at)
-     VALUES ($1, $2, now() + make_interval(secs => $3::float8 / 1000))
+    `INSERT INTO console_sessions (id_hash, csrf_token, expires_at, operator)
+     VALUES ($1, $2, now() + make_interval(secs => $3::float8 / 1000), $4)
      RETURNING csrf_token, tcc_iso(expires_at) AS expires_at`,
   ),
 
@@ -14,7 +14,7 @@ export const CONSOLE_SQL = {
   findSession: statement(
     'console_session_find',
     `WITH expired AS (DELETE FROM console_sessions WHERE id_hash = $1 AND expires_at <= now())
-     SELECT csrf_token, tcc_iso(expires_at) AS expires_at FROM console_sessions WHERE id_hash = $1 AND expires_at > now()`,
+     SELECT csrf_token, tcc_iso(expires_at) AS expires_at, operator FROM console_sessions WHERE id_hash = $1 AND expires_at > now()`,
   ),
 
   endSession: statement('console_session_end', `DELETE FROM console_sessions WHERE id_hash = $1`),

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../common/errors.js';
+import { setActor } from './actor.js';
 import { sessionIdOf } from './session-cookie.js';
 
 /** A request's path, without its query string (which may carry what must not be logged). */
@@ -37,8 +38,8 @@ const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** The operator console's sessions, as the check needs them (src/console/console-sessions.ts). */
 export interface SessionLookup {
-  /** The anti-CSRF token of a live session; undefined when the session is unknown, ended or expired. */
-  csrfTokenOf(sessionId: string): Promise<string | undefined>;
+  /** A live session's anti-CSRF token and operator; undefined when the session is unknown, ended or expired. */
+  credentialsOf(sessionId: string): Promise<{ csrfToken: string; operator: string | null } | undefined>;
 }
 
 export type Verdict = AppError | undefined;
@@ -72,7 +73,10 @@ export class Authenticator {
   check(req: FastifyRequest, reply: FastifyReply, route: string | undefined = routeOf(req)): Verdict | Promise<Verdict> {
     if (route === undefined || !isProtectedRoute(route)) return undefined;
     if (acceptsSession(route)) reply.header('cache-control', 'no-store');
-    if (this.bearerMatches(req.headers.authorization)) return undefined;
+    if (this.bearerMatches(req.headers.authorization)) {
+      setActor(req, { kind: 'admin', operator: null });
+      return undefined;
+    }
     const sessionId = this.sessions && acceptsSession(route) ? sessionIdOf(req.headers.cookie) : undefined;
     if (sessionId) return this.checkSession(this.sessions!, sessionId, req, reply);
     return unauthorized(reply);
@@ -86,9 +90,10 @@ export class Authenticator {
   }
 
   private async checkSession(sessions: SessionLookup, sessionId: string, req: FastifyRequest, reply: FastifyReply): Promise<Verdict> {
-    const csrf = await sessions.csrfTokenOf(sessionId);
-    if (csrf === undefined) return unauthorized(reply);
-    if (STATE_CHANGING.has(req.method) && !csrfMatches(req.headers['x-csrf-token'], csrf)) return forbidden();
+    const session = await sessions.credentialsOf(sessionId);
+    if (session === undefined) return unauthorized(reply);
+    if (STATE_CHANGING.has(req.method) && !csrfMatches(req.headers['x-csrf-token'], session.csrfToken)) return forbidden();
+    setActor(req, { kind: 'console', operator: session.operator });
     return undefined;
   }
 }
