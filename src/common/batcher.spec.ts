@@ -44,6 +44,68 @@ describe('Batcher', () => {
     expect(sizes.reduce((a, n) => a + n, 0)).toBe(20);
   });
 
+  it('a failed batch that isolate accepts runs again one request per call: only the request that fails fails', async () => {
+    const calls: number[][] = [];
+    const b = new Batcher<number, number>({
+      maxBatch: 10,
+      maxInFlight: 1,
+      windowMs: 0,
+      isolate: (err) => (err as Error).message === 'one bad request',
+      run: async (xs) => {
+        calls.push(xs);
+        if (xs.includes(13)) throw new Error('one bad request');
+        return xs.map((x) => x * 10);
+      },
+    });
+    const answers = await Promise.allSettled([1, 13, 2, 3].map((x) => b.submit(x)));
+    expect(answers.map((a) => (a.status === 'fulfilled' ? a.value : (a.reason as Error).message))).toEqual([10, 'one bad request', 20, 30]);
+    expect(calls).toEqual([[1, 13, 2, 3], [1], [13], [2], [3]]);
+  });
+
+  it('a failure isolate refuses (the database is unreachable) rejects the whole batch at once', async () => {
+    const calls: number[][] = [];
+    const b = new Batcher<number, number>({
+      maxBatch: 10,
+      maxInFlight: 1,
+      windowMs: 0,
+      isolate: () => false,
+      run: async (xs) => {
+        calls.push(xs);
+        throw new Error('unreachable');
+      },
+    });
+    const answers = await Promise.allSettled([1, 2].map((x) => b.submit(x)));
+    expect(answers.map((a) => a.status)).toEqual(['rejected', 'rejected']);
+    expect(calls).toEqual([[1, 2]]);
+  });
+
+  it('while a failed batch runs one by one it keeps its keys and its slot: a request with one of its keys waits for it', async () => {
+    const order: string[] = [];
+    let first = true;
+    const b = new Batcher<{ key: string; v: number }, number>({
+      maxBatch: 10,
+      maxInFlight: 1,
+      windowMs: 0,
+      keyOf: (r) => r.key,
+      isolate: () => true,
+      run: async (xs) => {
+        order.push(xs.map((x) => `${x.key}${x.v}`).join(','));
+        if (first) {
+          first = false;
+          throw new Error('lock timeout');
+        }
+        await pause(5);
+        return xs.map((x) => x.v);
+      },
+    });
+    const a = b.submit({ key: 'a', v: 1 });
+    const c = b.submit({ key: 'c', v: 2 });
+    await tick();
+    const again = b.submit({ key: 'a', v: 3 });
+    await expect(Promise.all([a, c, again])).resolves.toEqual([1, 2, 3]);
+    expect(order).toEqual(['a1,c2', 'a1', 'c2', 'a3']);
+  });
+
   it('a failing batch rejects every request in it, and the next batch runs', async () => {
     let calls = 0;
     const b = new Batcher<number, number>({

@@ -7,8 +7,13 @@
  * run at once. So under load batches grow, and a lone request waits for nothing.
  *
  * Requests that share a key (`keyOf`) never travel in one batch, nor in two batches running at
- * once: the later one waits for the next batch, where it sees what the first one did. A batch that fails rejects every request in it;
- * the database call being one transaction, none of them changed anything.
+ * once: the later one waits for the next batch, where it sees what the first one did.
+ *
+ * A batch's call is one transaction: when it fails, none of its requests changed anything. One
+ * request's trouble must not fail the others, so a failed batch of several (`isolate` says which
+ * failures) is run again one request per call, all at once, still holding its keys and its slot:
+ * each request then gets its own answer, and only the one that cannot succeed fails. A failure
+ * that would only repeat (the database is unreachable) rejects the whole batch at once.
  */
 export interface BatcherOptions<Req, Res> {
   maxBatch: number;
@@ -20,6 +25,8 @@ export interface BatcherOptions<Req, Res> {
   run: (batch: Req[]) => Promise<Res[]>;
   /** Told the size of every batch sent (metrics). */
   onBatch?: (size: number) => void;
+  /** Whether a failed batch of several is run again one request per call (see above); never when absent. */
+  isolate?: (err: unknown) => boolean;
 }
 
 interface Waiting<Req, Res> {
@@ -166,6 +173,18 @@ export class Batcher<Req, Res> {
     return false;
   }
 
+  /** Each request of a failed batch in a call of its own, all at once. */
+  private async oneByOne(batch: Waiting<Req, Res>[]): Promise<void> {
+    await Promise.all(
+      batch.map((w) =>
+        this.opts.run([w.req]).then(
+          ([res]) => w.resolve(res),
+          (err: unknown) => w.reject(err),
+        ),
+      ),
+    );
+  }
+
   private async send(batch: Waiting<Req, Res>[], keys: Set<string> | undefined): Promise<void> {
     try {
       this.opts.onBatch?.(batch.length);
@@ -173,7 +192,8 @@ export class Batcher<Req, Res> {
       const results = await this.opts.run(batch.map((w) => w.req));
       batch.forEach((w, i) => w.resolve(results[i]));
     } catch (err) {
-      for (const w of batch) w.reject(err);
+      if (batch.length > 1 && this.opts.isolate?.(err)) await this.oneByOne(batch);
+      else for (const w of batch) w.reject(err);
     } finally {
       this.inFlight -= 1;
       if (keys) this.keysInFlight.splice(this.keysInFlight.indexOf(keys), 1);

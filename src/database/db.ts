@@ -86,13 +86,33 @@ export function isConnectionError(err: unknown): boolean {
 const TRANSIENT = new Set<string>([PG.deadlockDetected, PG.serializationFailure, PG.queryCanceled, PG.lockNotAvailable]);
 
 /**
+ * The database was reached but refused this transaction for now (a lock wait past lock_timeout, a
+ * deadlock, a serialization failure, a statement timeout): SERVICE_UNAVAILABLE like a lost
+ * connection, but another transaction (the same work split, or later) may well succeed.
+ */
+export class DatabaseBusyError extends AppError {
+  constructor(readonly pgCode: string) {
+    super('SERVICE_UNAVAILABLE', 'the database is busy; retry the request');
+  }
+}
+
+/**
+ * Whether a failed batch call is worth running again one request per call (common/batcher.ts):
+ * anything but an unreachable database — a constraint one request broke, a lock one request waited
+ * for too long — may be that request's alone.
+ */
+export function isolateFailure(err: unknown): boolean {
+  return !(err instanceof AppError) || err instanceof DatabaseBusyError;
+}
+
+/**
  * What leaves this module is a contract error or an unknown defect, and never carries the
  * statement's parameters (a payment token must not reach a log through an error object).
  */
 export function translate(err: unknown): unknown {
   if (err instanceof AppError) return err;
   if (isConnectionError(err)) return new AppError('SERVICE_UNAVAILABLE', 'the database cannot be reached');
-  if (TRANSIENT.has(pgCode(err) ?? '')) return new AppError('SERVICE_UNAVAILABLE', 'the database is busy; retry the request');
+  if (TRANSIENT.has(pgCode(err) ?? '')) return new DatabaseBusyError(pgCode(err)!);
   if (err instanceof Error) {
     const clean = new DatabaseError(err.message, pgCode(err));
     return clean;

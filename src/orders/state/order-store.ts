@@ -3,7 +3,7 @@ import { Batcher } from '../../common/batcher.js';
 import { AppError } from '../../common/errors.js';
 import { isUuid } from '../../common/uuid.js';
 import { AppConfig } from '../../config/app-config.js';
-import { Db } from '../../database/db.js';
+import { Db, isolateFailure } from '../../database/db.js';
 import { batchSizeOf, MetricsService } from '../../metrics/metrics.service.js';
 import { Move, moveJson } from './moves.js';
 import { OrderStatus, TERMINAL } from './order-state.js';
@@ -63,8 +63,8 @@ interface ApplyRow {
 }
 
 /** Claims and moves batch alike: at most 64 a call, ORDER_BATCH_IN_FLIGHT calls at once, ORDER_BATCH_WINDOW_MS of wait for company. */
-export function orderBatching(config: AppConfig): { maxBatch: number; maxInFlight: number; windowMs: number } {
-  return { maxBatch: 64, maxInFlight: config.env.ORDER_BATCH_IN_FLIGHT, windowMs: config.env.ORDER_BATCH_WINDOW_MS };
+export function orderBatching(config: AppConfig): { maxBatch: number; maxInFlight: number; windowMs: number; isolate: (err: unknown) => boolean } {
+  return { maxBatch: 64, maxInFlight: config.env.ORDER_BATCH_IN_FLIGHT, windowMs: config.env.ORDER_BATCH_WINDOW_MS, isolate: isolateFailure };
 }
 
 /** How long a claimed step (a gateway attempt, an expiry's lookup) may run before another process may take the order again. */
