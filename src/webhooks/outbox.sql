@@ -4,6 +4,11 @@
 -- writes one pending delivery per endpoint subscribed to p_type, carrying the orders as they are
 -- now; nothing while nobody listens. The poller (webhook-poller.ts) sends what it writes.
 --
+-- The endpoints are locked FOR KEY SHARE, as each delivery's foreign key would lock its endpoint:
+-- an endpoint deleted while this waited is skipped (a statement that locks rows re-reads what it
+-- locked), and one deleted later waits for this transaction. Read without the lock, an endpoint
+-- deleted meanwhile made the deliveries' foreign key fail, and with it the whole batch of orders.
+--
 -- Plans pinned like the engine's (see orders/state/apply-moves.sql): generic, no sequential scan, no JIT.
 -- Applied after the migrations, and again whenever this file changes (src/database/sql-functions.ts).
 CREATE OR REPLACE FUNCTION tcc_emit(p_type text, p_ids uuid[]) RETURNS void
@@ -21,10 +26,11 @@ BEGIN
     SELECT gen_random_uuid() AS id, o.id AS order_id,
            json_build_object('type', p_type, 'timestamp', tcc_iso(clock_timestamp()),
                              'data', json_build_object('order', tcc_order_json(o)))::text AS payload
-      FROM orders o WHERE o.id = ANY (p_ids))
+      FROM orders o WHERE o.id = ANY (p_ids)),
+  subscribers AS MATERIALIZED (
+    SELECT w.name FROM webhooks w WHERE p_type = ANY (w.events) ORDER BY w.name FOR KEY SHARE)
   INSERT INTO webhook_deliveries (id, webhook_name, type, order_id, payload, next_attempt_at)
-  SELECT e.id, w.name, p_type, e.order_id, e.payload, now()
-    FROM new_events e CROSS JOIN webhooks w
-   WHERE p_type = ANY (w.events);
+  SELECT e.id, s.name, p_type, e.order_id, e.payload, now()
+    FROM new_events e CROSS JOIN subscribers s;
 END
 $fn$;

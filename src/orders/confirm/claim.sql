@@ -3,7 +3,8 @@
 -- expired, and for a CONFIRM_PENDING order only once its next step is due. A job (p_jobs) only
 -- takes a step that is due: never a TRY_SUCCESS order its client has not asked to confirm. The
 -- first attempt fixes the payment token. Orders not claimed come back as they stand (r_body), with
--- the facts the caller decides on; one row per request, in request order (r_idx, 1-based).
+-- the facts the caller decides on; one row per request, in request order (r_idx, 1-based). Two
+-- statements: the claims, then the answers, read after them (see below).
 --
 -- Plans pinned (see orders/state/apply-moves.sql). Applied after the migrations, and again
 -- whenever this file changes (src/database/sql-functions.ts).
@@ -12,18 +13,19 @@ RETURNS TABLE (r_idx int, r_claimed boolean, r_id uuid, r_status text, r_amount 
                r_payment_token text, r_attempts int, r_charge_requested boolean, r_expired boolean, r_leased boolean,
                r_due boolean, r_lease text, r_body text)
 LANGUAGE plpgsql
-SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off
+SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off SET lock_timeout = 500
 AS $fn$
+DECLARE
+  -- The requests that claimed their order (by request position), and the lease each took.
+  v_claimed int[];
+  v_leases text[];
 BEGIN
-  -- plpgsql, not sql: its statement's plan is kept for the session instead of made on every call.
-  RETURN QUERY
-  -- The requests, in arrival order.
+  -- The requests, in arrival order; an order asked for twice in one batch is claimed by its first
+  -- request only. The claims fix the token (first attempt), record that a charge was requested (a
+  -- total of 0 is never charged), take the lease, and push the next step out by as long.
   WITH requests AS (
     SELECT u.id, u.token, u.job, u.ord::int AS ord FROM unnest(p_ids, p_tokens, p_jobs) WITH ORDINALITY u(id, token, job, ord)),
-  -- An order asked for twice in one batch is claimed by its first request only.
   first_requests AS (SELECT DISTINCT ON (r.id) r.id, r.token, r.job, r.ord FROM requests r ORDER BY r.id, r.ord),
-  -- The claims: fix the token (first attempt), record that a charge was requested (a total of 0
-  -- is never charged), take the lease, and push the next step out by as long.
   claimed AS (
     UPDATE orders o
        SET payment_token = CASE WHEN o.payment_requested_at IS NULL AND o.amount_minor > 0 THEN f.token ELSE o.payment_token END,
@@ -34,17 +36,23 @@ BEGIN
      WHERE o.id = f.id AND o.status = ANY (p_holding) AND o.reservation_expires_at > now()
        AND (o.lease_until IS NULL OR o.lease_until <= now())
        AND CASE WHEN f.job THEN o.next_action_at <= now() ELSE (o.next_action_at IS NULL OR o.next_action_at <= now()) END
-    RETURNING o.id, o.status, o.amount_minor, o.currency, o.payment_key, o.payment_token, o.confirm_attempts,
-              o.payment_requested_at, o.lease_until, f.ord)
-  -- One row per request: the claim it made, or the order as it stands (its JSON when not claimed).
-  SELECT r.ord, c.ord IS NOT NULL AND c.ord = r.ord, r.id,
-         coalesce(c.status, o.status), coalesce(c.amount_minor, o.amount_minor), coalesce(c.currency, o.currency)::text,
-         coalesce(c.payment_key, o.payment_key), coalesce(c.payment_token, o.payment_token),
-         coalesce(c.confirm_attempts, o.confirm_attempts), coalesce(c.payment_requested_at, o.payment_requested_at) IS NOT NULL,
-         o.reservation_expires_at <= now(), coalesce(o.lease_until > now(), false), coalesce(o.next_action_at <= now(), false),
-         c.lease_until::text,
-         CASE WHEN o.id IS NOT NULL AND (c.ord IS NULL OR c.ord <> r.ord) THEN tcc_order_json(o)::text END
-    FROM requests r LEFT JOIN claimed c ON c.id = r.id LEFT JOIN orders o ON o.id = r.id
+    RETURNING f.ord, o.lease_until::text AS lease)
+  SELECT array_agg(c.ord), array_agg(c.lease) INTO v_claimed, v_leases FROM claimed c;
+  v_claimed := coalesce(v_claimed, '{}');
+
+  -- One row per request: the claim it made, or the order as it stands (its JSON when not
+  -- claimed). A statement of its own: a claim that waited for another transaction's lock on its
+  -- order (a Cancel, a force-confirm) judged the row as that transaction left it, but the rest of
+  -- the claim's statement still saw the snapshot from before the wait. Read here, an order
+  -- canceled meanwhile is answered CANCELED, not as it was.
+  RETURN QUERY
+  SELECT r.ord::int, r.ord::int = ANY (v_claimed), r.id, o.status, o.amount_minor, o.currency::text, o.payment_key, o.payment_token,
+         o.confirm_attempts, o.payment_requested_at IS NOT NULL, o.reservation_expires_at <= now(),
+         NOT (r.ord::int = ANY (v_claimed)) AND coalesce(o.lease_until > now(), false), coalesce(o.next_action_at <= now(), false),
+         v_leases[array_position(v_claimed, r.ord::int)],
+         CASE WHEN o.id IS NOT NULL AND NOT (r.ord::int = ANY (v_claimed)) THEN tcc_order_json(o)::text END
+    FROM unnest(p_ids) WITH ORDINALITY AS r(id, ord)
+    LEFT JOIN orders o ON o.id = r.id
    ORDER BY r.ord;
 END
 $fn$;
