@@ -22,11 +22,14 @@ describe('the SQL function files', () => {
     });
   });
 
-  it('the engine functions keep their pinned plan settings', () => {
-    const pinned = ['tcc_try_batch', 'tcc_probe', 'tcc_claim', 'tcc_apply', 'tcc_emit', 'tcc_flag_attention'];
-    for (const f of readSqlFunctions(SRC).filter((g) => pinned.includes(g.name))) {
-      expect({ [f.name]: f.settings }).toEqual({ [f.name]: ['plan_cache_mode=force_generic_plan', 'enable_seqscan=off', 'jit=off'] });
-    }
+  it('the engine functions keep their pinned plan settings, and those that lock rows a bounded lock wait', () => {
+    const pinned = ['plan_cache_mode=force_generic_plan', 'enable_seqscan=off', 'jit=off'];
+    const engine = ['tcc_judge_trys', 'tcc_probe', 'tcc_emit', 'tcc_emit_inventory', 'tcc_flag_attention', 'tcc_low_stock'];
+    const locking = ['tcc_try_batch', 'tcc_claim', 'tcc_apply'];
+    const functions = readSqlFunctions(SRC);
+    for (const f of functions.filter((g) => engine.includes(g.name))) expect({ [f.name]: f.settings }).toEqual({ [f.name]: pinned });
+    for (const f of functions.filter((g) => locking.includes(g.name))) expect({ [f.name]: f.settings }).toEqual({ [f.name]: [...pinned, 'lock_timeout=500'] });
+    expect(functions.filter((g) => [...engine, ...locking].includes(g.name))).toHaveLength(engine.length + locking.length);
   });
 });
 

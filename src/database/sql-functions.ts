@@ -8,15 +8,30 @@ import { SESSION_LOCKS } from './session-lock.js';
 /**
  * The engine's SQL functions, one per file beside the code that calls it (paths relative to src/,
  * or dist/ once built), in the order they are applied: a LANGUAGE sql function is checked when it
- * is created, so what it calls comes first (tcc_order_json calls tcc_iso); PL/pgSQL bodies are
- * checked when they run.
+ * is created, so what it calls comes first (tcc_order_json and tcc_movement_json call tcc_iso);
+ * PL/pgSQL bodies are checked when they run.
  */
 export const SQL_FUNCTION_FILES = [
   'database/iso-time.sql',
   'orders/state/order-json.sql',
+  'inventory/allocation/allocate.sql',
+  'inventory/stock/inventory-json.sql',
+  'inventory/ledger/movement-json.sql',
+  'inventory/ledger/movements-continue.sql',
+  'inventory/ledger/on-hand-recorded.sql',
   'webhooks/outbox.sql',
+  'webhooks/inventory-outbox.sql',
+  'inventory/stock/low-stock.sql',
+  'inventory/stock/set-stock.sql',
+  'inventory/ledger/adjust-stock.sql',
+  'inventory/catalogue/import.sql',
+  'inventory/consistency/consistency.sql',
+  'inventory/consistency/repair.sql',
+  'inventory/participant/reserve-branch.sql',
+  'inventory/participant/settle-branch.sql',
   'orders/state/flag-attention.sql',
   'orders/state/count-changes.sql',
+  'orders/try/judge-trys.sql',
   'orders/try/probe.sql',
   'orders/try/try-batch.sql',
   'orders/confirm/claim.sql',

@@ -4,11 +4,13 @@ import { roleModule } from '../config/role-module.js';
 import { MetricsModule } from '../metrics/metrics.module.js';
 import { InventoryController } from './inventory.controller.js';
 import { InventoryService } from './inventory.service.js';
+import { LocationsController } from './locations/locations.controller.js';
+import { LocationsService } from './locations/locations.service.js';
 import { ParticipantController } from './participant/participant.controller.js';
 import { ParticipantService } from './participant/participant.service.js';
 
 /**
- * Stock (SKUs) and the inventory as a TCC participant for outside coordinators. Its
+ * Stock (SKUs, their stock per location, the locations) and the inventory as a TCC participant for outside coordinators. Its
  * BranchScheduler port is provided by jobs/ (scheduling.module.ts), which this module does not import.
  */
 @Module({})
@@ -16,8 +18,8 @@ export class InventoryModule {
   static forRole(config: AppConfig): DynamicModule {
     return roleModule(InventoryModule, config, () => ({
       imports: [MetricsModule],
-      controllers: config.runsHttp ? [InventoryController, ParticipantController] : [],
-      providers: [InventoryService, ParticipantService],
+      controllers: config.runsHttp ? [InventoryController, LocationsController, ParticipantController] : [],
+      providers: [InventoryService, LocationsService, ParticipantService],
       exports: [ParticipantService],
     }));
   }

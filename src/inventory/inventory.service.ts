@@ -1,18 +1,29 @@
 import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/errors.js';
-import { Db, pgCode, PG } from '../database/db.js';
+import { Db, Sql } from '../database/db.js';
+import type { Actor } from '../http/actor.js';
 import type { InventoryView } from './inventory.types.js';
-import { SkuRow, stockSql } from './stock.sql.js';
+import { SetStockRow, STOCK_SQL } from './stock.sql.js';
 
 export interface SkuUpsert {
   name?: string;
   priceMinor: number;
   currency: string;
+  /** The stock of the location `default`. */
   onHand: number;
+  lowStockThreshold?: number;
+}
+
+export interface StockSet {
+  onHand: number;
+  safetyStock?: number;
+  /** Compare-and-set: the set happens only while on hand still equals this. */
+  expectedOnHand?: number;
 }
 
 /**
- * Stock: SKUs, their price and on-hand counts. The TCC participant phases for outside
+ * Stock: SKUs, their price and their stock per location. Every change of on hand is a movement of
+ * the ledger (written by the SQL functions it calls). The TCC participant phases for outside
  * coordinators live in participant/; this service's own orders reserve through the group-commit
  * engine (orders/try/).
  */
@@ -21,36 +32,65 @@ export class InventoryService {
   constructor(private readonly db: Db) {}
 
   async get(sku: string): Promise<InventoryView> {
-    const [row] = await stockSql.find(this.db.sql, [sku]);
-    if (!row) throw AppError.notFound(`SKU ${sku}`);
-    return toView(row);
+    const view = await this.find(this.db.sql, sku);
+    if (!view) throw AppError.notFound(`SKU ${sku}`);
+    return view;
   }
 
-  /** Creates or updates a SKU. Lowering on_hand below what is reserved now is refused. */
-  async upsert(sku: string, input: SkuUpsert): Promise<InventoryView> {
-    try {
-      return toView(await stockSql.upsert(this.db.sql, sku, input));
-    } catch (err) {
-      if (pgCode(err) === PG.checkViolation) {
-        const current = await stockSql.find(this.db.sql, [sku]);
-        throw new AppError('STOCK_BELOW_RESERVED', `onHand ${input.onHand} is below the ${current[0]?.reserved ?? '?'} reserved now`, {
+  /**
+   * Creates or updates a SKU, and sets the stock of its location `default` (a `set` movement when
+   * it changes). On hand below what is reserved there is refused, and nothing changes.
+   */
+  async upsert(sku: string, input: SkuUpsert, actor: Actor): Promise<InventoryView> {
+    return this.db.tx(async (sql) => {
+      await sql.exec(STOCK_SQL.upsertSku, [sku, input.name ?? null, input.priceMinor, input.currency, input.lowStockThreshold ?? null]);
+      await this.setIn(sql, sku, 'default', { onHand: input.onHand }, actor);
+      return (await this.find(sql, sku))!;
+    });
+  }
+
+  /** PUT /admin/inventory/{sku}/locations/{locationId}: the stock there, by compare-and-set with expectedOnHand. */
+  async setStock(sku: string, locationId: string, input: StockSet, actor: Actor): Promise<InventoryView> {
+    return this.db.tx(async (sql) => {
+      await this.setIn(sql, sku, locationId, input, actor);
+      return (await this.find(sql, sku))!;
+    });
+  }
+
+  private async setIn(sql: Sql, sku: string, locationId: string, input: StockSet, actor: Actor): Promise<void> {
+    const row = (await sql.one<SetStockRow>(STOCK_SQL.setStock, [
+      sku,
+      locationId,
+      input.onHand,
+      input.safetyStock ?? null,
+      input.expectedOnHand ?? null,
+      actor.kind,
+      actor.operator,
+    ]))!;
+    switch (row.r_outcome) {
+      case 'ok':
+        return;
+      case 'UNKNOWN_SKU':
+        throw AppError.notFound(`SKU ${sku}`);
+      case 'UNKNOWN_LOCATION':
+        throw AppError.notFound(`location ${locationId}`);
+      case 'STOCK_CHANGED':
+        throw new AppError('STOCK_CHANGED', `onHand at ${locationId} is ${row.r_current}, not the ${input.expectedOnHand} expected`, {
           sku,
-          reserved: current[0]?.reserved,
+          locationId,
+          current: row.r_current,
         });
-      }
-      throw err;
+      case 'STOCK_BELOW_RESERVED':
+        throw new AppError('STOCK_BELOW_RESERVED', `onHand ${input.onHand} at ${locationId} is below the ${row.r_reserved} reserved there now`, {
+          sku,
+          locationId,
+          reserved: row.r_reserved,
+        });
     }
   }
-}
 
-function toView(row: SkuRow): InventoryView {
-  return {
-    sku: row.sku,
-    name: row.name,
-    priceMinor: Number(row.price_minor),
-    currency: row.currency,
-    onHand: row.on_hand,
-    reserved: row.reserved,
-    available: row.on_hand - row.reserved,
-  };
+  private async find(sql: Sql, sku: string): Promise<InventoryView | undefined> {
+    const row = await sql.one<{ body: string | null }>(STOCK_SQL.inventory, [sku]);
+    return row?.body ? (JSON.parse(row.body) as InventoryView) : undefined;
+  }
 }

@@ -1,39 +1,29 @@
-import { Sql, statement } from '../database/db.js';
+import { statement } from '../database/db.js';
 
-/** A SKU row as Postgres returns it (bigint comes back as a string). */
-export interface SkuRow {
-  sku: string;
-  name: string;
-  price_minor: string;
-  currency: string;
-  on_hand: number;
-  reserved: number;
-}
+/**
+ * The stock statements: a SKU's inventory JSON as Postgres builds it (stock/inventory-json.sql),
+ * the SKU row itself, and a location's on hand set through the ledger (stock/set-stock.sql).
+ * Every change of a SKU's stock holds its SKU row first (the guard of its stock rows).
+ */
+export const STOCK_SQL = {
+  inventory: statement('stock_inventory', `SELECT tcc_inventory_json($1)::text AS body`),
 
-const SQL = {
-  find: statement('stock_find', `SELECT sku, name, price_minor, currency, on_hand, reserved FROM skus WHERE sku = ANY($1::text[])`),
-  upsert: statement(
-    'stock_upsert',
-    `INSERT INTO skus (sku, name, price_minor, currency, on_hand) VALUES ($1, coalesce($2, ''), $3, $4, $5)
+  /** Creates or updates the SKU row (not its stock); a threshold not given keeps today's (0 for a new SKU). */
+  upsertSku: statement(
+    'stock_upsert_sku',
+    `INSERT INTO skus (sku, name, price_minor, currency, low_stock_threshold) VALUES ($1, coalesce($2, ''), $3, $4, coalesce($5, 0))
      ON CONFLICT (sku) DO UPDATE SET name = coalesce($2, skus.name), price_minor = $3, currency = $4,
-                                     on_hand = $5, updated_at = now()
-     RETURNING sku, name, price_minor, currency, on_hand, reserved`,
+                                     low_stock_threshold = coalesce($5, skus.low_stock_threshold), updated_at = now()`,
+  ),
+
+  setStock: statement(
+    'stock_set',
+    `SELECT r_outcome, r_current, r_reserved FROM tcc_stock_set($1, $2, $3::int, $4::int, $5::int, $6, $7)`,
   ),
 } as const;
 
-/**
- * The SKU rows: read and upserted here; reserved by the order engine's Try (orders/try) and by
- * outside coordinators' branches (participant/branch-stock.sql.ts). The CHECK (0 <= reserved <=
- * on_hand) constraint is the last line of defence if a statement anywhere were ever wrong.
- */
-export const stockSql = {
-  /** Reads SKUs without locking (validation before reserving). */
-  async find(sql: Sql, skus: string[]): Promise<SkuRow[]> {
-    return sql.rows<SkuRow>(SQL.find, [skus]);
-  },
-
-  /** Creates or updates a SKU; a CHECK violation means on_hand would fall below reserved. */
-  async upsert(sql: Sql, sku: string, input: { name?: string; priceMinor: number; currency: string; onHand: number }): Promise<SkuRow> {
-    return (await sql.one<SkuRow>(SQL.upsert, [sku, input.name ?? null, input.priceMinor, input.currency, input.onHand]))!;
-  },
-};
+export interface SetStockRow {
+  r_outcome: 'ok' | 'UNKNOWN_SKU' | 'UNKNOWN_LOCATION' | 'STOCK_CHANGED' | 'STOCK_BELOW_RESERVED';
+  r_current: number | null;
+  r_reserved: number | null;
+}

@@ -2,7 +2,10 @@ import { Static, Type } from '@sinclair/typebox';
 import { intText } from '../http/schemas.js';
 import type { OrderEventType } from '../orders/state/moves.js';
 
-/** The contract's event types (API.md "Webhooks"); the compiler checks the list against the outbox's type. */
+/**
+ * The contract's event types (API.md "Webhooks"): the order events (the compiler checks the list
+ * against the moves' type) and inventory.low_stock, whose data is an inventory, not an order.
+ */
 export const WEBHOOK_EVENTS = [
   'order.reserved',
   'order.pending',
@@ -11,7 +14,8 @@ export const WEBHOOK_EVENTS = [
   'order.canceled',
   'order.needs_attention',
   'refund.succeeded',
-] as const satisfies readonly OrderEventType[];
+  'inventory.low_stock',
+] as const satisfies readonly (OrderEventType | 'inventory.low_stock')[];
 type Missing = Exclude<OrderEventType, (typeof WEBHOOK_EVENTS)[number]>;
 const everyEventListed: [Missing] extends [never] ? true : Missing = true;
 void everyEventListed;

@@ -24,7 +24,7 @@ export class ParticipantController {
   @ApiJson(200, STATUS)
   @ApiErrors('UNAUTHORIZED', 'PAYLOAD_TOO_LARGE', 'MALFORMED_JSON', 'VALIDATION_FAILED', 'TRANSACTION_CANCELED', 'INSUFFICIENT_STOCK')
   async reserve(@Body(new BodyPipe(TccTryBody)) body: TccTryBody): Promise<{ status: string }> {
-    return { status: await this.participant.reserve(body.transactionId, body.items, body.timeoutMs) };
+    return { status: await this.participant.reserve(body.transactionId, body.items, body.timeoutMs, body.locationIds) };
   }
 
   @Post('confirm')

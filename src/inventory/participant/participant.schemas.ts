@@ -1,5 +1,5 @@
 import { Static, Type } from '@sinclair/typebox';
-import { Lines } from '../../http/schemas.js';
+import { Lines, LocationIds } from '../../http/schemas.js';
 
 const TX_ID = { pattern: '^[A-Za-z0-9_.:-]{1,128}$', 'x-message': 'transactionId must be 1-128 characters of [A-Za-z0-9_.:-]' };
 
@@ -11,6 +11,7 @@ export const TccTryBody = Type.Object(
     timeoutMs: Type.Optional(
       Type.Integer({ minimum: 1000, 'x-message': 'timeoutMs must be an integer from 1000 to RESERVATION_MAX_TTL_MS', description: 'the branch is canceled by the service after this long (default PARTICIPANT_TTL_MS)' }),
     ),
+    locationIds: Type.Optional(LocationIds),
   },
   { additionalProperties: false },
 );
@@ -21,6 +22,7 @@ export const TccPhaseBody = Type.Object(
     transactionId: Type.String(TX_ID),
     items: Type.Optional(Lines),
     timeoutMs: Type.Optional(Type.Integer({ minimum: 1000 })),
+    locationIds: Type.Optional(LocationIds),
   },
   { additionalProperties: false },
 );
@@ -33,7 +35,13 @@ export const BranchList = Type.Object({
     Type.Object({
       transactionId: Type.String(),
       status: Type.Union([Type.Literal('RESERVED'), Type.Literal('CONFIRMED'), Type.Literal('CANCELED')]),
-      items: Type.Array(Type.Object({ sku: Type.String(), quantity: Type.Integer() })),
+      items: Type.Array(
+        Type.Object({
+          sku: Type.String(),
+          quantity: Type.Integer(),
+          allocations: Type.Array(Type.Object({ locationId: Type.String(), quantity: Type.Integer() })),
+        }),
+      ),
       createdAt: Type.String({ format: 'date-time' }),
       expiresAt: Type.String({ format: 'date-time' }),
     }),

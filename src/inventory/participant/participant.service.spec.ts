@@ -25,7 +25,8 @@ function world(skus: Record<string, Sku>) {
     reservations: new Map<string, { sku: string; quantity: number }[]>(),
     branches: new Map<string, { status: string; expired: boolean }>(),
   };
-  const reserveCalls: string[] = [];
+  const reserveCalls: { skus: string[]; quantities: number[]; locations: string[]; strategy: string; ttlMs: number }[] = [];
+  const settleCalls: { tx: string; reference: string; sold: boolean }[] = [];
   const timeouts: Date[] = [];
   const expired: unknown[] = [];
   const clone = () => ({
@@ -49,35 +50,39 @@ function world(skus: Record<string, Sku>) {
         return state.barrier.has(`${p[0]}|try`) ? [{ reason: state.barrier.get(`${p[0]}|try`) }] : [];
       case 'barrier_ops':
         return ['try', 'confirm', 'cancel'].filter((op) => state.barrier.has(`${p[0]}|${op}`)).map((op) => ({ op }));
-      case 'stock_find':
-        return (p[0] as string[]).filter((s) => state.skus.has(s)).map((s) => ({ sku: s, name: '', price_minor: '100', ...state.skus.get(s)! }));
-      case 'stock_reserve': {
-        reserveCalls.push(p[0]);
-        const s = state.skus.get(p[0])!;
-        if (s.on_hand - s.reserved < p[1]) return [];
-        s.reserved += p[1];
-        return [{ currency: s.currency }];
+      case 'branch_reserve': {
+        // tcc_branch_reserve's contract, in memory (each SKU at one location, 'default').
+        reserveCalls.push({ skus: p[1], quantities: p[2], locations: p[3], strategy: p[4], ttlMs: p[5] });
+        const [tx, skus, quantities] = p as [string, string[], number[]];
+        const tryKey = `${tx}|try`;
+        if (state.barrier.has(tryKey)) {
+          if (state.barrier.has(`${tx}|cancel`)) return [{ r_outcome: 'TRANSACTION_CANCELED', r_status: 'CANCELED' }];
+          return [{ r_outcome: 'repeated', r_status: state.barrier.has(`${tx}|confirm`) ? 'CONFIRMED' : 'RESERVED' }];
+        }
+        state.barrier.set(tryKey, 'try');
+        const unknown = skus.find((s) => !state.skus.has(s));
+        if (unknown) return [{ r_outcome: 'UNKNOWN_SKU', r_sku: unknown }];
+        const unknownLocation = (p[3] as string[]).find((l) => l !== 'default');
+        if (unknownLocation) return [{ r_outcome: 'UNKNOWN_LOCATION', r_location: unknownLocation }];
+        if (new Set(skus.map((s) => state.skus.get(s)!.currency)).size > 1) return [{ r_outcome: 'CURRENCY_MISMATCH' }];
+        const short = skus.findIndex((s, i) => state.skus.get(s)!.on_hand - state.skus.get(s)!.reserved < quantities[i]);
+        if (short >= 0) {
+          const s = state.skus.get(skus[short])!;
+          return [{ r_outcome: 'INSUFFICIENT_STOCK', r_sku: skus[short], r_requested: quantities[short], r_available: s.on_hand - s.reserved }];
+        }
+        skus.forEach((s, i) => (state.skus.get(s)!.reserved += quantities[i]));
+        state.reservations.set(tx, skus.map((sku, i) => ({ sku, quantity: quantities[i] })));
+        state.branches.set(tx, { status: 'RESERVED', expired: false });
+        return [{ r_outcome: 'reserved', r_status: 'RESERVED', r_expires_at: new Date(Date.parse('2030-01-01T00:00:00Z') + p[5]) }];
       }
-      case 'stock_available': {
-        const s = state.skus.get(p[0])!;
-        return [{ available: s.on_hand - s.reserved }];
-      }
-      case 'stock_record_reservation':
-        state.reservations.set(p[0], (p[1] as string[]).map((sku, i) => ({ sku, quantity: p[2][i] })));
-        return [];
-      case 'stock_lock_branch':
-        return (state.reservations.get(p[0]) ?? []).map((r) => ({ sku: r.sku }));
-      case 'stock_release':
-      case 'stock_commit':
+      case 'branch_settle':
+        settleCalls.push({ tx: p[0], reference: p[1], sold: p[2] });
         for (const r of state.reservations.get(p[0]) ?? []) {
           const s = state.skus.get(r.sku)!;
           s.reserved -= r.quantity;
-          if (name === 'stock_commit') s.on_hand -= r.quantity;
+          if (p[2]) s.on_hand -= r.quantity;
         }
-        return [];
-      case 'participant_reserved':
-        state.branches.set(p[0], { status: 'RESERVED', expired: false });
-        return [{ expires_at: new Date(Date.parse('2030-01-01T00:00:00Z') + p[2]) }];
+        return [{}];
       case 'participant_ended':
         state.branches.set(p[0], { ...(state.branches.get(p[0]) ?? { expired: false }), status: p[1] });
         return [];
@@ -104,7 +109,9 @@ function world(skus: Record<string, Sku>) {
   } as unknown as Db;
   const scheduler: BranchScheduler = { timeoutDue: async (at) => void timeouts.push(at) };
   const metrics = { participantExpired: { inc: (labels: unknown) => void expired.push(labels) } } as unknown as MetricsService;
-  const config = { env: { PARTICIPANT_TTL_MS: 900_000, RESERVATION_MAX_TTL_MS: 3_600_000, ADMIN_TOKEN: 'participant-spec-token' } } as unknown as AppConfig;
+  const config = {
+    env: { PARTICIPANT_TTL_MS: 900_000, RESERVATION_MAX_TTL_MS: 3_600_000, ADMIN_TOKEN: 'participant-spec-token', ALLOCATION_STRATEGY: 'fewest-locations' },
+  } as unknown as AppConfig;
   return {
     participant: new ParticipantService(db, scheduler, metrics, config),
     get state() {
@@ -112,6 +119,7 @@ function world(skus: Record<string, Sku>) {
     },
     sku: (s: string) => state.skus.get(s)!,
     reserveCalls,
+    settleCalls,
     timeouts,
     expired,
   };
@@ -131,10 +139,10 @@ const usd = (onHand: number): Sku => ({ on_hand: onHand, reserved: 0, currency: 
 describe('ParticipantService', () => {
   beforeAll(() => Logger.overrideLogger(false));
 
-  it('reserves every line in SKU byte order, whatever order the request names them, and schedules the deadline', async () => {
+  it('reserves every line in one call (the allocation strategy, the locations allowed, the deadline) and schedules the deadline', async () => {
     const w = world({ b: usd(5), B: usd(5), a: usd(5) });
-    await expect(w.participant.reserve('t1', [{ sku: 'b', quantity: 1 }, { sku: 'B', quantity: 2 }, { sku: 'a', quantity: 3 }], 60_000)).resolves.toBe('RESERVED');
-    expect(w.reserveCalls).toEqual(['B', 'a', 'b']);
+    await expect(w.participant.reserve('t1', [{ sku: 'b', quantity: 1 }, { sku: 'B', quantity: 2 }, { sku: 'a', quantity: 3 }], 60_000, ['default'])).resolves.toBe('RESERVED');
+    expect(w.reserveCalls).toEqual([{ skus: ['b', 'B', 'a'], quantities: [1, 2, 3], locations: ['default'], strategy: 'fewest-locations', ttlMs: 60_000 }]);
     expect([w.sku('B').reserved, w.sku('a').reserved, w.sku('b').reserved]).toEqual([2, 3, 1]);
     expect(w.state.barrier.get('ext:t1|try')).toBe('try');
     expect(w.timeouts).toEqual([new Date(Date.parse('2030-01-01T00:00:00Z') + 60_000)]);
@@ -151,9 +159,10 @@ describe('ParticipantService', () => {
     ['an unknown SKU', [{ sku: 'nope', quantity: 1 }], { code: 'UNKNOWN_SKU', status: 409, extra: { sku: 'nope' } }],
     ['SKUs priced in two currencies', [{ sku: 'a', quantity: 1 }, { sku: 'eur', quantity: 1 }], { code: 'CURRENCY_MISMATCH', status: 409 }],
     ['a line short of stock', [{ sku: 'a', quantity: 1 }, { sku: 'few', quantity: 3 }], { code: 'INSUFFICIENT_STOCK', extra: { sku: 'few', requested: 3, available: 2 } }],
-  ])('refuses %s with a definite refusal, and leaves nothing behind (no barrier row, no stock held)', async (_what, lines, expected) => {
+    ['an unknown location', [{ sku: 'a', quantity: 1 }], { code: 'UNKNOWN_LOCATION', status: 409, extra: { locationId: 'nowhere' } }, ['nowhere']],
+  ])('refuses %s with a definite refusal, and leaves nothing behind (no barrier row, no stock held)', async (_what, lines, expected, locations = []) => {
     const w = world({ a: usd(5), few: usd(2), eur: { on_hand: 5, reserved: 0, currency: 'EUR' } });
-    await expect(refusal(w.participant.reserve('t1', lines, undefined))).resolves.toMatchObject(expected);
+    await expect(refusal(w.participant.reserve('t1', lines, undefined, locations))).resolves.toMatchObject(expected);
     expect(w.state.barrier.size).toBe(0);
     expect([...w.state.skus.values()].map((s) => s.reserved)).toEqual([0, 0, 0]);
   });
@@ -182,6 +191,7 @@ describe('ParticipantService', () => {
     await expect(w.participant.confirm('t1')).resolves.toBe('CONFIRMED');
     await expect(w.participant.confirm('t1')).resolves.toBe('CONFIRMED');
     expect(w.sku('a')).toEqual({ on_hand: 3, reserved: 0, currency: 'USD' });
+    expect(w.settleCalls).toEqual([{ tx: 'ext:t1', reference: 't1', sold: true }]);
     await expect(refusal(w.participant.cancel('t1'))).resolves.toMatchObject({ code: 'TRANSACTION_CONFIRMED' });
 
     await w.participant.reserve('t2', [{ sku: 'a', quantity: 1 }], undefined);

@@ -5,9 +5,8 @@ import { AppConfig } from '../../config/app-config.js';
 import { Db, Sql } from '../../database/db.js';
 import { requireDistinctSkus } from '../../http/schemas.js';
 import { MetricsService } from '../../metrics/metrics.service.js';
-import { SkuRow, stockSql } from '../stock.sql.js';
 import { BranchScheduler } from './branch-scheduler.js';
-import { branchStock, ReservedLine } from './branch-stock.sql.js';
+import { BRANCH_STOCK_SQL, ReserveRow } from './branch-stock.sql.js';
 import { PARTICIPANT_SQL } from './participant.sql.js';
 import { barrier, BranchStatus } from './tcc-barrier.js';
 
@@ -19,7 +18,7 @@ export interface LineRequest {
 export interface BranchView {
   transactionId: string;
   status: BranchStatus;
-  items: { sku: string; quantity: number }[];
+  items: { sku: string; quantity: number; allocations: { locationId: string; quantity: number }[] }[];
   createdAt: string;
   expiresAt: string;
 }
@@ -49,14 +48,18 @@ export class ParticipantService {
     this.cursor = new SignedCursor(config.env.ADMIN_TOKEN ?? '', 'participant-branches');
   }
 
-  /** Try: reserve every line for the branch until its deadline (timeoutMs, default PARTICIPANT_TTL_MS). */
-  async reserve(transactionId: string, lines: LineRequest[], timeoutMs: number | undefined): Promise<BranchStatus> {
+  /**
+   * Try: reserve every line for the branch until its deadline (timeoutMs, default
+   * PARTICIPANT_TTL_MS), allocated to locations as a checkout Try's lines are (ALLOCATION_STRATEGY,
+   * only `locationIds` when given).
+   */
+  async reserve(transactionId: string, lines: LineRequest[], timeoutMs: number | undefined, locationIds: string[] = []): Promise<BranchStatus> {
     requireDistinctSkus(lines);
     const ttl = timeoutMs ?? this.config.env.PARTICIPANT_TTL_MS;
     if (ttl > this.config.env.RESERVATION_MAX_TTL_MS) {
       throw AppError.validation([{ field: 'timeoutMs', message: `timeoutMs must be from 1000 to ${this.config.env.RESERVATION_MAX_TTL_MS}` }]);
     }
-    const { status, expiresAt } = await this.db.tx((sql) => this.reserveIn(sql, external(transactionId), lines, ttl));
+    const { status, expiresAt } = await this.db.tx((sql) => this.reserveIn(sql, external(transactionId), transactionId, lines, locationIds, ttl));
     if (expiresAt) {
       await this.scheduler.timeoutDue(expiresAt).catch((err: unknown) => this.logger.warn({ err: (err as Error).message }, 'branch timeout not scheduled; the sweeper will find it'));
     }
@@ -111,34 +114,36 @@ export class ParticipantService {
     };
   }
 
-  private async reserveIn(sql: Sql, transactionId: string, lines: LineRequest[], ttlMs: number): Promise<{ status: BranchStatus; expiresAt?: Date }> {
-    if (!(await barrier.insert(sql, transactionId, 'try', 'try'))) {
-      const status = await barrier.status(sql, transactionId);
-      if (status === 'CANCELED') throw new AppError('TRANSACTION_CANCELED', `transaction ${transactionId} was canceled`);
-      return { status: status ?? 'RESERVED' };
-    }
-    // SKU byte order, like every path that locks SKU rows: two multi-line branches cannot deadlock.
-    const sorted = [...lines].sort((a, b) => (a.sku < b.sku ? -1 : a.sku > b.sku ? 1 : 0));
-    checkSkus(await stockSql.find(sql, sorted.map((l) => l.sku)), sorted);
-    await branchStock.recordReservation(sql, transactionId, sorted);
-    const reserved: ReservedLine[] = [];
-    for (const line of sorted) {
-      const got = await branchStock.reserve(sql, line.sku, line.quantity);
-      if (!got) {
-        const available = (await branchStock.available(sql, line.sku)) ?? 0;
-        throw new AppError('INSUFFICIENT_STOCK', `only ${available} of ${line.sku} available, ${line.quantity} requested`, {
-          sku: line.sku,
-          requested: line.quantity,
-          available,
+  /** The Try's one call (tcc_branch_reserve); a refusal throws, so the transaction rolls back with its barrier row. */
+  private async reserveIn(sql: Sql, transactionId: string, given: string, lines: LineRequest[], locationIds: string[], ttlMs: number): Promise<{ status: BranchStatus; expiresAt?: Date }> {
+    const row = (await sql.one<ReserveRow>(BRANCH_STOCK_SQL.reserve, [
+      transactionId,
+      lines.map((l) => l.sku),
+      lines.map((l) => l.quantity),
+      locationIds,
+      this.config.env.ALLOCATION_STRATEGY,
+      ttlMs,
+    ]))!;
+    switch (row.r_outcome) {
+      case 'reserved':
+        return { status: 'RESERVED', expiresAt: row.r_expires_at ?? undefined };
+      case 'repeated':
+        return { status: row.r_status ?? 'RESERVED' };
+      case 'TRANSACTION_CANCELED':
+        throw new AppError('TRANSACTION_CANCELED', `transaction ${given} was canceled`);
+      case 'UNKNOWN_SKU':
+        throw new AppError('UNKNOWN_SKU', `SKU ${row.r_sku} does not exist`, { sku: row.r_sku }, DEFINITE);
+      case 'UNKNOWN_LOCATION':
+        throw new AppError('UNKNOWN_LOCATION', `location ${row.r_location} does not exist`, { locationId: row.r_location }, DEFINITE);
+      case 'CURRENCY_MISMATCH':
+        throw new AppError('CURRENCY_MISMATCH', 'the order mixes SKUs priced in different currencies', undefined, DEFINITE);
+      case 'INSUFFICIENT_STOCK':
+        throw new AppError('INSUFFICIENT_STOCK', `only ${row.r_available} of ${row.r_sku} available, ${row.r_requested} requested`, {
+          sku: row.r_sku,
+          requested: row.r_requested,
+          available: row.r_available,
         });
-      }
-      reserved.push(got);
     }
-    // The currency was read without a lock above; the locked rows are the truth.
-    if (new Set(reserved.map((l) => l.currency)).size > 1) throw currencyMismatch();
-    const items = JSON.stringify(sorted.map((l) => ({ sku: l.sku, quantity: l.quantity })));
-    const row = await sql.one<{ expires_at: Date }>(PARTICIPANT_SQL.reserved, [transactionId, items, ttlMs]);
-    return { status: 'RESERVED', expiresAt: row?.expires_at };
   }
 
   private async confirmIn(sql: Sql, transactionId: string): Promise<BranchStatus> {
@@ -148,8 +153,7 @@ export class ParticipantService {
       throw new AppError('TRANSACTION_CANCELED', `transaction ${transactionId} was canceled`);
     }
     if (await barrier.insert(sql, transactionId, 'confirm', 'confirm')) {
-      await branchStock.lockBranchSkus(sql, transactionId);
-      await branchStock.commit(sql, transactionId);
+      await sql.rows(BRANCH_STOCK_SQL.settle, [transactionId, transactionId.replace(/^ext:/, ''), true]);
       await sql.exec(PARTICIPANT_SQL.ended, [transactionId, 'CONFIRMED']);
     }
     return 'CONFIRMED';
@@ -166,22 +170,11 @@ export class ParticipantService {
     const status = await barrier.status(sql, transactionId);
     if (status === 'CONFIRMED') throw new AppError('TRANSACTION_CONFIRMED', `transaction ${transactionId} was confirmed`);
     const canceledNow = await barrier.insert(sql, transactionId, 'cancel', 'cancel');
-    if (canceledNow && tryReason === 'try') {
-      await branchStock.lockBranchSkus(sql, transactionId);
-      await branchStock.release(sql, transactionId);
-    }
+    if (canceledNow && tryReason === 'try') await sql.rows(BRANCH_STOCK_SQL.settle, [transactionId, transactionId.replace(/^ext:/, ''), false]);
     await sql.exec(PARTICIPANT_SQL.ended, [transactionId, 'CANCELED']);
     return canceledNow;
   }
 }
 
-/** On /tcc/* every definite refusal is 409 (DTM rolls the global transaction back on it), these two included. */
+/** On /tcc/* every definite refusal is 409 (DTM rolls the global transaction back on it). */
 const DEFINITE = 409;
-const currencyMismatch = () => new AppError('CURRENCY_MISMATCH', 'the order mixes SKUs priced in different currencies', undefined, DEFINITE);
-
-function checkSkus(found: SkuRow[], lines: LineRequest[]): void {
-  const bySku = new Map(found.map((r) => [r.sku, r]));
-  const unknown = lines.find((l) => !bySku.has(l.sku));
-  if (unknown) throw new AppError('UNKNOWN_SKU', `SKU ${unknown.sku} does not exist`, { sku: unknown.sku }, DEFINITE);
-  if (new Set(found.map((r) => r.currency)).size > 1) throw currencyMismatch();
-}

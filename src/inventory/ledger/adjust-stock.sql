@@ -1,0 +1,53 @@
+-- tcc_stock_adjust: adds p_delta to a location's on hand (POST /admin/inventory/{sku}/adjustments):
+-- one 'adjustment' movement with its reason and reference. Concurrent adjustments and sales never
+-- lose an update: each reads the row under the SKU row's lock. With an Idempotency-Key (p_key), the
+-- same key and body (p_hash) answer the first movement and change nothing more; another body is
+-- IDEMPOTENCY_KEY_REUSED. A location without a row for the SKU gets one.
+-- Outcomes: 'created', 'replayed' (r_movement: the movement's JSON), 'IDEMPOTENCY_KEY_REUSED',
+-- 'UNKNOWN_SKU', 'UNKNOWN_LOCATION', 'STOCK_BELOW_RESERVED' (on hand + delta below what is reserved
+-- there, or below 0; r_reserved).
+--
+-- Applied after the migrations, and again whenever this file changes (src/database/sql-functions.ts).
+CREATE OR REPLACE FUNCTION tcc_stock_adjust(
+  p_sku text, p_location text, p_delta int, p_reason text, p_reference text,
+  p_actor text, p_operator text, p_key text, p_hash text)
+RETURNS TABLE (r_outcome text, r_movement text, r_reserved int)
+LANGUAGE plpgsql
+AS $fn$
+DECLARE
+  v_on_hand int;
+  v_reserved int;
+  v_existing stock_movements;
+  v_movement stock_movements;
+BEGIN
+  IF p_key IS NOT NULL THEN
+    -- The key first, and the lookup in a later statement: it sees a first adjustment that committed
+    -- while this one waited for the key.
+    PERFORM pg_advisory_xact_lock(7703, hashtext(p_key));
+    SELECT * INTO v_existing FROM stock_movements m WHERE m.idempotency_key = p_key;
+    IF FOUND THEN
+      IF v_existing.request_hash = p_hash THEN
+        RETURN QUERY SELECT 'replayed', tcc_movement_json(v_existing)::text, NULL::int;
+      ELSE
+        RETURN QUERY SELECT 'IDEMPOTENCY_KEY_REUSED', NULL::text, NULL::int;
+      END IF;
+      RETURN;
+    END IF;
+  END IF;
+  PERFORM 1 FROM skus s WHERE s.sku = p_sku FOR NO KEY UPDATE;
+  IF NOT FOUND THEN RETURN QUERY SELECT 'UNKNOWN_SKU', NULL::text, NULL::int; RETURN; END IF;
+  PERFORM 1 FROM locations l WHERE l.id = p_location;
+  IF NOT FOUND THEN RETURN QUERY SELECT 'UNKNOWN_LOCATION', NULL::text, NULL::int; RETURN; END IF;
+  SELECT st.on_hand, st.reserved INTO v_on_hand, v_reserved FROM stock st WHERE st.sku = p_sku AND st.location_id = p_location;
+  IF coalesce(v_on_hand, 0) + p_delta < greatest(coalesce(v_reserved, 0), 0) THEN
+    RETURN QUERY SELECT 'STOCK_BELOW_RESERVED', NULL::text, coalesce(v_reserved, 0); RETURN;
+  END IF;
+  INSERT INTO stock (sku, location_id, on_hand) VALUES (p_sku, p_location, p_delta)
+  ON CONFLICT (sku, location_id) DO UPDATE SET on_hand = stock.on_hand + p_delta, updated_at = now();
+  INSERT INTO stock_movements (sku, location_id, kind, delta, on_hand_after, reason, reference, actor, operator, idempotency_key, request_hash)
+  VALUES (p_sku, p_location, 'adjustment', p_delta, coalesce(v_on_hand, 0) + p_delta, p_reason, p_reference, p_actor, p_operator, p_key, p_hash)
+  RETURNING * INTO v_movement;
+  PERFORM tcc_low_stock(ARRAY[p_sku]);
+  RETURN QUERY SELECT 'created', tcc_movement_json(v_movement)::text, coalesce(v_reserved, 0);
+END
+$fn$;
