@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { stockByLocation, stockDrift } from './support/stock.js';
 import { createTestDatabase, TestDatabase } from './support/database.js';
 import { REDIS_URL } from './support/env.js';
 import { client } from './support/http.js';
@@ -187,14 +188,11 @@ it(`keeps every invariant through ${SECONDS} s of kills, Redis wipes and Postgre
   } while (unsettled.length && Date.now() < deadline + 30_000);
   expect(unsettled).toEqual([]);
 
-  const stock = await db.query<{ sku: string; on_hand: number; reserved: number; sold: number }>(
-    `SELECT s.sku, s.on_hand, s.reserved,
-            coalesce((SELECT sum(i.quantity) FROM order_items i JOIN orders o ON o.id = i.order_id
-                       WHERE i.sku = s.sku AND o.status = 'CONFIRM_SUCCESS'), 0)::int AS sold
-       FROM skus s WHERE s.sku = ANY($1::text[])`,
-    [SKUS],
-  );
-  for (const s of stock) expect(s).toEqual({ sku: s.sku, on_hand: STOCK - s.sold, reserved: 0, sold: s.sold });
+  // Every location: on hand fell by exactly what was sold from there, nothing is reserved once
+  // every order has ended, and the ledger says the same.
+  const stock = await stockByLocation(db, SKUS);
+  for (const s of stock) expect(s).toEqual({ ...s, on_hand: STOCK - s.sold, reserved: 0 });
+  expect(await stockDrift(db, SKUS)).toEqual([]);
   const byStatus = orders.reduce<Record<string, number>>((acc, o) => ({ ...acc, [o.status]: (acc[o.status] ?? 0) + 1 }), {});
   // A run that never confirmed or never released anything would prove little.
   expect(byStatus.CONFIRM_SUCCESS ?? 0).toBeGreaterThan(0);

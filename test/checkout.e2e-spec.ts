@@ -15,7 +15,7 @@ const stock = async (s: string) => (await h.api.get(`/inventory/${s}`)).body;
 
 
 afterEach(async () => {
-  const broken = await h.db.query(`SELECT sku FROM skus WHERE reserved < 0 OR reserved > on_hand`);
+  const broken = await h.db.query(`SELECT sku FROM stock WHERE reserved < 0 OR reserved > on_hand`);
   expect(broken).toEqual([]);
 });
 

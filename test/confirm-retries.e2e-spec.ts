@@ -34,7 +34,7 @@ afterAll(async () => {
 });
 
 afterEach(async () => {
-  expect(await db.query(`SELECT sku FROM skus WHERE reserved < 0 OR reserved > on_hand`)).toEqual([]);
+  expect(await db.query(`SELECT sku FROM stock WHERE reserved < 0 OR reserved > on_hand`)).toEqual([]);
 });
 
 describe('retries with the same idempotency key', () => {

@@ -305,6 +305,6 @@ describe('business errors on the participant routes', () => {
 });
 
 it('leaves the stock invariant intact', async () => {
-  const [row] = await h.db.query<{ n: string }>('SELECT count(*)::text AS n FROM skus WHERE reserved < 0 OR reserved > on_hand');
+  const [row] = await h.db.query<{ n: string }>('SELECT count(*)::text AS n FROM stock WHERE reserved < 0 OR reserved > on_hand');
   expect(row.n).toBe('0');
 });

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { useHarness } from './support/harness.js';
+import { stockDrift } from './support/stock.js';
 import { holdKey } from './support/orders.js';
 import { client } from './support/http.js';
 import { startService } from './support/service.js';
@@ -29,13 +30,8 @@ async function expectWholeOrders(): Promise<void> {
         OR NOT EXISTS (SELECT 1 FROM tcc_barrier b WHERE b.transaction_id = o.transaction_id AND b.op = 'try')
         OR NOT EXISTS (SELECT 1 FROM order_events e WHERE e.order_id = o.id)`);
   expect(broken).toEqual([]);
-  // Stock conserved: what each SKU has reserved is what its holding orders hold.
-  const drift = await h.db.query(`
-    SELECT s.sku, s.reserved, coalesce(h.held, 0) AS held FROM skus s
-      LEFT JOIN (SELECT i.sku, sum(i.quantity)::int AS held FROM order_items i JOIN orders o ON o.id = i.order_id
-                  WHERE o.status IN ('TRY_SUCCESS', 'CONFIRM_PENDING') GROUP BY i.sku) h ON h.sku = s.sku
-     WHERE s.reserved <> coalesce(h.held, 0)`);
-  expect(drift).toEqual([]);
+  // Stock conserved at every location: what is reserved there is what its holding orders hold there.
+  expect(await stockDrift(h.db)).toEqual([]);
 }
 
 afterEach(expectWholeOrders);
@@ -103,7 +99,7 @@ it('sold out: a refusal goes the lock-free probe way, yet never refuses stock th
 
   // Stock put back behind the process's back (another process's release, an operator): the hint
   // is stale, the probe sees the stock, and the Try reserves it.
-  await h.db.query(`UPDATE skus SET on_hand = on_hand + 1 WHERE sku = $1`, [s]);
+  await h.db.query(`SELECT tcc_stock_adjust($1, 'default', 1, 'returned', NULL, 'system', NULL, NULL, NULL)`, [s]);
   const back = await h.api.order(randomUUID(), { customerId: 'c-sold', items: [{ sku: s, quantity: 1 }] });
   expect(back.status).toBe(201);
   expect((await h.api.get(`/inventory/${s}`)).body).toMatchObject({ onHand: 2, reserved: 2 });
@@ -145,9 +141,9 @@ it('inside one batch call, a repeated key makes one order and a reused key with 
   const s = sku('SQLDUP');
   await h.api.putSku(s, 10);
   const rows = await h.db.query<{ r_idx: number; r_outcome: string; r_body: string | null }>(
-    `SELECT r_idx, r_outcome, r_body FROM tcc_try_batch($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::text[], $7::int[], 60000, 0, '{TRY_SUCCESS,CONFIRM_PENDING}', false)
+    `SELECT r_idx, r_outcome, r_body FROM tcc_try_batch($1::text[], $2::text[], $3::text[], $4::int[], $5::text[], $6::int[], '{}', '{}', 'priority', 60000, 0, '{TRY_SUCCESS,CONFIRM_PENDING}')
       WHERE r_idx > 0 ORDER BY r_idx`,
-    [['k-a', 'k-a', 'k-b', 'k-a'], ['h1', 'h1', 'h2', 'h-other'], ['c', 'c', 'c', 'c'], [1, 2, 3, 4], [1, 1, 1, 1], [s, s, s, s], [3, 3, 1, 1]],
+    [['k-a', 'k-a', 'k-b', 'k-a'], ['h1', 'h1', 'h2', 'h-other'], ['c', 'c', 'c', 'c'], [1, 2, 3, 4], [s, s, s, s], [3, 3, 1, 1]],
   );
   expect(rows.map((r) => r.r_outcome)).toEqual(['created', 'replayed', 'created', 'IDEMPOTENCY_KEY_REUSED']);
   expect(JSON.parse(rows[0].r_body!).id).toBe(JSON.parse(rows[1].r_body!).id);

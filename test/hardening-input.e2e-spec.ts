@@ -255,7 +255,7 @@ describe('5. __proto__ and constructor are refused like any unknown field', () =
     const res = await h.api.order(randomUUID(), { customerId: 'c-after', items: [line()] });
     expect(res.status).toBe(201);
     expect(res.body).not.toHaveProperty('isAdmin');
-    expect(res.body.items).toEqual([{ sku, quantity: 1, unitPriceMinor: 1000 }]);
+    expect(res.body.items).toEqual([{ sku, quantity: 1, unitPriceMinor: 1000, allocations: [{ locationId: 'default', quantity: 1 }] }]);
     expect((await h.api.post(`/orders/${res.body.id}/cancel`)).status).toBe(200);
   });
 });
@@ -387,6 +387,6 @@ describe('8. priceMinor is an integer up to 100000000000, so every total is exac
 });
 
 it('leaves the stock invariant intact', async () => {
-  const [row] = await h.db.query<{ n: string }>('SELECT count(*)::text AS n FROM skus WHERE reserved < 0 OR reserved > on_hand');
+  const [row] = await h.db.query<{ n: string }>('SELECT count(*)::text AS n FROM stock WHERE reserved < 0 OR reserved > on_hand');
   expect(row.n).toBe('0');
 });

@@ -77,7 +77,7 @@ it('a coordinator that dies after Try cannot hold stock: the branch is canceled 
   expect(run.tries[0]).toMatchObject({ status: 200, body: { status: 'RESERVED' } });
   expect(await stock(a)).toMatchObject({ reserved: 6 });
   const listed = await h.api.admin('GET', `/admin/participant/transactions?status=RESERVED`);
-  expect(listed.body.data).toContainEqual(expect.objectContaining({ transactionId: run.bodies[0].transactionId, status: 'RESERVED', items: [{ sku: a, quantity: 6 }] }));
+  expect(listed.body.data).toContainEqual(expect.objectContaining({ transactionId: run.bodies[0].transactionId, status: 'RESERVED', items: [{ sku: a, quantity: 6, allocations: [{ locationId: 'default', quantity: 6 }] }] }));
   await waitFor('the branch to be canceled by its timeout', async () => (await stock(a)).reserved === 0, 10_000);
   const late = await h.api.send('POST', '/tcc/inventory/confirm', { body: run.bodies[0], admin: true });
   expect(late).toMatchObject({ status: 409, body: { code: 'TRANSACTION_CANCELED' } });

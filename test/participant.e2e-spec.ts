@@ -224,6 +224,6 @@ describe('concurrency', () => {
 });
 
 it('leaves the stock invariant intact', async () => {
-  const [row] = await h.db.query<{ n: string }>('SELECT count(*)::text AS n FROM skus WHERE reserved < 0 OR reserved > on_hand');
+  const [row] = await h.db.query<{ n: string }>('SELECT count(*)::text AS n FROM stock WHERE reserved < 0 OR reserved > on_hand');
   expect(row.n).toBe('0');
 });

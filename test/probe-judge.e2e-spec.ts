@@ -3,21 +3,24 @@ import pg from 'pg';
 import { createTestDatabase, TestDatabase } from './support/database.js';
 
 /**
- * The sold-out probe (tcc_probe) has a text of its own, leaner than the judgement it shares its
- * answers with: the first pass of tcc_try_batch, which the try path runs under the locks. Whatever
- * the probe refuses, the try path must refuse alike — same code, same SKU, same requested and
- * available — and what it cannot refuse it must hand on ('retry'). Here both judge the same
- * batches, on the same committed state, and must agree row for row: random multi-line orders over
- * SKUs with and without stock, unknown SKUs, two currencies, keys that already made an order (same
- * body or another), and a key another transaction is claiming right now.
+ * The sold-out probe (tcc_probe) answers a Try without the locks the try path takes. Whatever it
+ * refuses, the try path (tcc_try_batch) must refuse alike on the same committed state — same code,
+ * same SKU, same requested and available, same location, same replayed order — and what it cannot
+ * refuse it hands on ('retry'). Here both answer the same random batches: multi-line orders over
+ * SKUs with stock at several locations (one inactive, safety stock, nothing at some), unknown SKUs
+ * and locations, two currencies, `locationIds`, keys that already made an order (same body or
+ * another), and a key another transaction is claiming right now. The try path runs inside a
+ * transaction that is rolled back, so every batch meets the same state.
  */
 let db: TestDatabase;
 let holder: pg.Client;
+let tryer: pg.Client;
 
 const HOLDING = ['TRY_SUCCESS', 'CONFIRM_PENDING'];
 const tag = randomUUID().slice(0, 8);
-const SKUS = { none: `P0-${tag}`, three: `P3-${tag}`, euro: `PE-${tag}`, two: `P2-${tag}`, plenty: `P9-${tag}` };
+const SKUS = { none: `P0-${tag}`, three: `P3-${tag}`, euro: `PE-${tag}`, two: `P2-${tag}`, plenty: `P9-${tag}`, split: `PS-${tag}` };
 const UNKNOWN = [`PU1-${tag}`, `PU2-${tag}`];
+const LOCATIONS = { store: `store-${tag}`, depot: `depot-${tag}`, closed: `closed-${tag}` };
 const EXISTING = Array.from({ length: 4 }, (_, i) => `pk-existing-${i}-${tag}`);
 const HELD = `pk-held-${tag}`;
 
@@ -25,6 +28,7 @@ interface Order {
   key: string;
   hash: string;
   lines: { sku: string; qty: number }[];
+  locationIds: string[];
 }
 
 /** A deterministic stream of numbers, so a failing run can be replayed. */
@@ -36,72 +40,98 @@ function rng(seed: number): () => number {
   };
 }
 
-function tryBatchArgs(orders: Order[]): unknown[] {
-  const starts: number[] = [];
-  const counts: number[] = [];
-  const skus: string[] = [];
-  const qty: number[] = [];
-  for (const o of orders) {
-    starts.push(skus.length + 1);
-    counts.push(o.lines.length);
-    for (const l of o.lines) {
-      skus.push(l.sku);
-      qty.push(l.qty);
-    }
-  }
-  return [orders.map((o) => o.key), orders.map((o) => o.hash), orders.map(() => 'c-probe'), starts, counts, skus, qty];
+/** The batch as both functions take it: each line and each allowed location names its order. */
+function flat(orders: Order[]) {
+  return {
+    keys: orders.map((o) => o.key),
+    hashes: orders.map((o) => o.hash),
+    lineOrder: orders.flatMap((o, i) => o.lines.map(() => i + 1)),
+    skus: orders.flatMap((o) => o.lines.map((l) => l.sku)),
+    qty: orders.flatMap((o) => o.lines.map((l) => l.qty)),
+    locationOrder: orders.flatMap((o, i) => o.locationIds.map(() => i + 1)),
+    locations: orders.flatMap((o) => o.locationIds),
+  };
 }
 
-async function judgeByTryBatch(orders: Order[]): Promise<unknown[]> {
-  return db.query(
-    `SELECT r_idx, r_outcome, r_body, r_sku, r_requested, r_available
-       FROM tcc_try_batch($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::text[], $7::int[], 600000, 0, $8::text[], true)
-      WHERE r_idx > 0 ORDER BY r_idx`,
-    [...tryBatchArgs(orders), HOLDING],
-  );
+type Row = { r_idx: number; r_outcome: string; r_body: string | null; r_sku: string | null; r_requested: number | null; r_available: number | null; r_location: string | null };
+
+async function tryPath(client: pg.Client | pg.Pool, orders: Order[]): Promise<Row[]> {
+  const f = flat(orders);
+  return (
+    await client.query<Row>(
+      `SELECT r_idx, r_outcome, r_body, r_sku, r_requested, r_available, r_location
+         FROM tcc_try_batch($1::text[], $2::text[], $3::text[], $4::int[], $5::text[], $6::int[], $7::int[], $8::text[], 'priority', 600000, 0, $9::text[])
+        WHERE r_idx > 0 ORDER BY r_idx`,
+      [f.keys, f.hashes, orders.map(() => 'c-probe'), f.lineOrder, f.skus, f.qty, f.locationOrder, f.locations, HOLDING],
+    )
+  ).rows;
 }
 
-async function probe(orders: Order[]) {
-  const lineOrder = orders.flatMap((o, i) => o.lines.map(() => i + 1));
-  const skus = orders.flatMap((o) => o.lines.map((l) => l.sku));
-  const qty = orders.flatMap((o) => o.lines.map((l) => l.qty));
-  return db.query<{ r_idx: number; r_outcome: string; r_sku: string | null; r_available: number | null }>(
-    `SELECT r_idx, r_outcome, r_body, r_sku, r_requested, r_available FROM tcc_probe($1::text[], $2::text[], $3::int[], $4::text[], $5::int[])`,
-    [orders.map((o) => o.key), orders.map((o) => o.hash), lineOrder, skus, qty],
+async function probe(orders: Order[]): Promise<Row[]> {
+  const f = flat(orders);
+  return db.query<Row>(
+    `SELECT r_idx, r_outcome, r_body, r_sku, r_requested, r_available, r_location FROM tcc_probe($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::int[], $7::text[])`,
+    [f.keys, f.hashes, f.lineOrder, f.skus, f.qty, f.locationOrder, f.locations],
   );
 }
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  await db.query(
-    `INSERT INTO skus (sku, name, on_hand, reserved, price_minor, currency) VALUES
-       ($1, 'none', 0, 0, 100, 'USD'), ($2, 'three', 3, 0, 100, 'USD'), ($3, 'euro', 5, 0, 100, 'EUR'),
-       ($4, 'two', 10, 8, 100, 'USD'), ($5, 'plenty', 1000, 0, 100, 'USD')`,
-    [SKUS.none, SKUS.three, SKUS.euro, SKUS.two, SKUS.plenty],
-  );
+  await db.query(`INSERT INTO locations (id, name, priority, active) VALUES ($1, 'store', 5, true), ($2, 'depot', 9, true), ($3, 'closed', 1, false)`, [
+    LOCATIONS.store,
+    LOCATIONS.depot,
+    LOCATIONS.closed,
+  ]);
+  const skus: [string, string][] = [
+    [SKUS.none, 'USD'],
+    [SKUS.three, 'USD'],
+    [SKUS.euro, 'EUR'],
+    [SKUS.two, 'USD'],
+    [SKUS.plenty, 'USD'],
+    [SKUS.split, 'USD'],
+  ];
+  for (const [sku, currency] of skus) await db.query(`INSERT INTO skus (sku, name, price_minor, currency) VALUES ($1, $1, 100, $2)`, [sku, currency]);
+  // The stock, set through the ledger: [sku, location, on hand, safety stock].
+  const stock: [string, string, number, number][] = [
+    [SKUS.none, 'default', 0, 0],
+    [SKUS.three, 'default', 3, 0],
+    [SKUS.euro, 'default', 5, 0],
+    [SKUS.two, 'default', 10, 8],
+    [SKUS.plenty, 'default', 1000, 0],
+    [SKUS.split, 'default', 1, 0],
+    [SKUS.split, LOCATIONS.store, 2, 1],
+    [SKUS.split, LOCATIONS.depot, 3, 0],
+    [SKUS.split, LOCATIONS.closed, 50, 0],
+    [SKUS.three, LOCATIONS.closed, 9, 0],
+  ];
+  for (const [sku, location, onHand, safety] of stock) {
+    const [{ r_outcome }] = await db.query(`SELECT r_outcome FROM tcc_stock_set($1, $2, $3, $4, NULL, 'system', NULL)`, [sku, location, onHand, safety]);
+    expect(r_outcome).toBe('ok');
+  }
   // Keys that already made an order (the try path itself writes them).
-  const made = await db.query<{ r_outcome: string }>(
-    `SELECT r_outcome FROM tcc_try_batch($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::text[], $7::int[], 600000, 0, $8::text[], false) WHERE r_idx > 0`,
-    [...tryBatchArgs(EXISTING.map((key) => ({ key, hash: `h-${key}`, lines: [{ sku: SKUS.plenty, qty: 1 }] }))), HOLDING],
-  );
+  const made = await tryPath(db.pool, EXISTING.map((key) => ({ key, hash: `h-${key}`, lines: [{ sku: SKUS.plenty, qty: 1 }], locationIds: [] })));
   expect(made.map((r) => r.r_outcome)).toEqual(EXISTING.map(() => 'created'));
   // A key another transaction is claiming right now.
   holder = new pg.Client({ connectionString: db.url });
   await holder.connect();
   await holder.query('BEGIN');
   await holder.query(`SELECT pg_advisory_xact_lock(7701, hashtext($1))`, [HELD]);
+  tryer = new pg.Client({ connectionString: db.url });
+  await tryer.connect();
 });
 
 afterAll(async () => {
   await holder?.query('ROLLBACK').catch(() => undefined);
   await holder?.end();
+  await tryer?.end();
   await db?.drop();
 });
 
-it('answers every batch as the try path would judge it on the same state', async () => {
-  const next = rng(20261124);
+it('refuses nothing the try path would not refuse alike on the same state, and hands on the rest', async () => {
+  const next = rng(20261126);
   const pick = <T>(xs: T[]): T => xs[Math.floor(next() * xs.length)];
   const pool = [...Object.values(SKUS), ...Object.values(SKUS), ...UNKNOWN];
+  const places = ['default', ...Object.values(LOCATIONS), `nowhere-${tag}`];
   const seen = new Set<string>();
   for (let round = 0; round < 300; round++) {
     const used = new Set<string>();
@@ -112,6 +142,7 @@ it('answers every batch as the try path would judge it on the same state', async
         const sku = pick(pool);
         if (!lines.some((l) => l.sku === sku)) lines.push({ sku, qty: 1 + Math.floor(next() * 6) });
       }
+      const locationIds = next() < 0.3 ? [...new Set([pick(places), pick(places)])] : [];
       const kind = next();
       let key = `pk-${randomUUID()}`;
       let hash = `h-${key}`;
@@ -122,19 +153,32 @@ it('answers every batch as the try path would judge it on the same state', async
       }
       if (used.has(key)) key = `pk-${randomUUID()}`; // a batch never holds one key twice (Batcher)
       used.add(key);
-      return { key, hash, lines };
+      return { key, hash, lines, locationIds };
     });
 
-    const expected = await judgeByTryBatch(orders);
-    const rows = await probe(orders);
-    expect(rows.filter((r) => r.r_idx > 0).sort((a, b) => a.r_idx - b.r_idx)).toEqual(expected);
-    for (const r of rows) seen.add(r.r_outcome);
+    const probed = await probe(orders);
+    await tryer.query('BEGIN');
+    let tried: Row[];
+    try {
+      tried = await tryPath(tryer, orders);
+    } finally {
+      await tryer.query('ROLLBACK');
+    }
+    for (const p of probed.filter((r) => r.r_idx > 0)) {
+      seen.add(p.r_outcome);
+      if (p.r_outcome === 'retry') continue;
+      expect({ round, answer: tried[p.r_idx - 1] }).toEqual({ round, answer: p });
+    }
 
-    // The stock rows: what is left of every known SKU the batch names, as committed.
+    // The stock rows: what every known SKU the batch names holds at its active locations, as committed.
     const named = [...new Set(orders.flatMap((o) => o.lines.map((l) => l.sku)))];
-    const stock = await db.query(`SELECT sku AS r_sku, on_hand - reserved AS r_available FROM skus WHERE sku = ANY ($1::text[]) ORDER BY sku`, [named]);
+    const stock = await db.query(
+      `SELECT st.sku AS r_sku, sum(CASE WHEN l.active THEN greatest(st.on_hand - st.reserved - st.safety_stock, 0) ELSE 0 END)::int AS r_available
+         FROM stock st JOIN locations l ON l.id = st.location_id WHERE st.sku = ANY ($1::text[]) GROUP BY st.sku ORDER BY st.sku`,
+      [named],
+    );
     expect(
-      rows
+      probed
         .filter((r) => r.r_idx === 0)
         .map((r) => ({ r_sku: r.r_sku, r_available: r.r_available }))
         .sort((a, b) => (a.r_sku! < b.r_sku! ? -1 : 1)),
@@ -142,6 +186,6 @@ it('answers every batch as the try path would judge it on the same state', async
   }
   // The batches did reach every answer the probe can give.
   expect([...seen].sort()).toEqual(
-    ['CURRENCY_MISMATCH', 'IDEMPOTENCY_IN_PROGRESS', 'IDEMPOTENCY_KEY_REUSED', 'INSUFFICIENT_STOCK', 'UNKNOWN_SKU', 'replayed', 'retry', 'stock'].sort(),
+    ['CURRENCY_MISMATCH', 'IDEMPOTENCY_IN_PROGRESS', 'IDEMPOTENCY_KEY_REUSED', 'INSUFFICIENT_STOCK', 'UNKNOWN_LOCATION', 'UNKNOWN_SKU', 'replayed', 'retry'].sort(),
   );
 });

@@ -39,7 +39,7 @@ async function expectSettled(api: Client, ids: string[]): Promise<Record<string,
       await waitForNoNetCharge(id);
     }
   }
-  const [{ holding }] = await db.query<{ holding: number }>(`SELECT coalesce(sum(reserved), 0)::int AS holding FROM skus`);
+  const [{ holding }] = await db.query<{ holding: number }>(`SELECT coalesce(sum(reserved), 0)::int AS holding FROM stock`);
   expect(holding).toBe(0);
   return tally;
 }
@@ -61,7 +61,7 @@ beforeEach(() => sim.reset());
 
 afterEach(async () => {
   await Promise.all(running.splice(0).map((s) => s.stop()));
-  expect(await db.query(`SELECT sku FROM skus WHERE reserved < 0 OR reserved > on_hand`)).toEqual([]);
+  expect(await db.query(`SELECT sku FROM stock WHERE reserved < 0 OR reserved > on_hand`)).toEqual([]);
 });
 
 afterAll(async () => {

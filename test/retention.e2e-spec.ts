@@ -226,7 +226,7 @@ it('finds every batch through an index, on 100k orders', async () => {
   await h.db.query(`INSERT INTO order_events (order_id, type, at) SELECT id, 'status.changed', created_at FROM orders WHERE customer_id = 'bulk'`);
   await h.db.query(`INSERT INTO tcc_barrier (transaction_id, op, reason, created_at) SELECT transaction_id, op, op, created_at FROM orders, unnest(ARRAY['try', 'confirm']) op WHERE customer_id = 'bulk'`);
   await h.db.query(`INSERT INTO tcc_barrier (transaction_id, op, reason, created_at) SELECT 'ext:bulk-' || g, op, op, now() - g * interval '50 seconds' FROM generate_series(1, 20000) g, unnest(ARRAY['try', 'cancel']) op`);
-  await h.db.query(`INSERT INTO reservations (transaction_id, sku, quantity, created_at) SELECT 'ext:bulk-' || g, $1, 1, now() - g * interval '50 seconds' FROM generate_series(1, 20000) g`, [sku]);
+  await h.db.query(`INSERT INTO reservations (transaction_id, sku, location_id, quantity, created_at) SELECT 'ext:bulk-' || g, $1, 'default', 1, now() - g * interval '50 seconds' FROM generate_series(1, 20000) g`, [sku]);
   await h.db.query(`INSERT INTO webhook_deliveries (id, webhook_name, type, order_id, payload, status, created_at) SELECT gen_random_uuid(), 'retention', 'order.confirmed', id, '{}', 'delivered', created_at FROM orders WHERE customer_id = 'bulk'`);
   await h.db.query('ANALYZE');
 

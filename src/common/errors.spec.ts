@@ -16,6 +16,7 @@ describe('contract error codes', () => {
       IDEMPOTENCY_KEY_REUSED: 422,
       IDEMPOTENCY_IN_PROGRESS: 409,
       UNKNOWN_SKU: 422,
+      UNKNOWN_LOCATION: 422,
       CURRENCY_MISMATCH: 422,
       INSUFFICIENT_STOCK: 409,
       ORDER_CANCELED: 409,
@@ -24,6 +25,7 @@ describe('contract error codes', () => {
       TRANSACTION_CONFIRMED: 409,
       NO_RESERVATION: 409,
       STOCK_BELOW_RESERVED: 409,
+      STOCK_CHANGED: 409,
       SERVICE_UNAVAILABLE: 503,
       INTERNAL: 500,
     };

@@ -15,6 +15,7 @@ export const ERROR_CODES = [
   'IDEMPOTENCY_IN_PROGRESS',
   'HOLD_LIMIT_REACHED',
   'UNKNOWN_SKU',
+  'UNKNOWN_LOCATION',
   'CURRENCY_MISMATCH',
   'INSUFFICIENT_STOCK',
   'ORDER_CANCELED',
@@ -24,6 +25,7 @@ export const ERROR_CODES = [
   'NO_RESERVATION',
   'EXTENSION_LIMIT_REACHED',
   'STOCK_BELOW_RESERVED',
+  'STOCK_CHANGED',
   'SERVICE_UNAVAILABLE',
   'INTERNAL',
 ] as const;
@@ -85,6 +87,7 @@ export function statusOf(code: ErrorCode): number {
       return 404;
     case 'IDEMPOTENCY_KEY_REUSED':
     case 'UNKNOWN_SKU':
+    case 'UNKNOWN_LOCATION':
     case 'CURRENCY_MISMATCH':
       return 422;
     case 'IDEMPOTENCY_IN_PROGRESS':
@@ -97,6 +100,7 @@ export function statusOf(code: ErrorCode): number {
     case 'NO_RESERVATION':
     case 'EXTENSION_LIMIT_REACHED':
     case 'STOCK_BELOW_RESERVED':
+    case 'STOCK_CHANGED':
       return 409;
     case 'SERVICE_UNAVAILABLE':
       return 503;

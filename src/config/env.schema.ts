@@ -37,6 +37,7 @@ const variables = z.object({
   BREAKER_VOLUME_THRESHOLD: int(0, 100_000).default(10),
   RESERVATION_MAX_TTL_MS: int(1000, 30 * 24 * 3600_000).default(3_600_000),
   PARTICIPANT_TTL_MS: int(1000, 30 * 24 * 3600_000).optional(),
+  ALLOCATION_STRATEGY: z.enum(['priority', 'fewest-locations']).default('priority'),
   REFUND_ALERT_AFTER_MS: int(1, 30 * 24 * 3600_000).default(600_000),
   RATE_LIMIT_PER_MINUTE: int(0, 10_000_000).default(0),
   CUSTOMER_MAX_HOLDING_ORDERS: int(0, 1_000_000).default(0),

@@ -113,8 +113,12 @@ export function frameworkErrors(auth: () => Authenticator) {
     // first (what a protected route would answer) or 404.
     const path = pathOf(req.url);
     afterAuth(auth(), req as FastifyRequest, reply as FastifyReply, path, () => {
-      if (req.method === 'PUT' && /^\/admin\/inventory\//.test(path)) {
+      if (req.method === 'PUT' && /^\/admin\/inventory\/[^/]*$/.test(path)) {
         answerError(AppError.validation([{ field: 'sku', message: 'sku must be 1-64 characters of [A-Za-z0-9_.:-]' }]), reply as FastifyReply);
+        return;
+      }
+      if (req.method === 'PUT' && /^\/admin\/locations\/[^/]*$/.test(path)) {
+        answerError(AppError.validation([{ field: 'id', message: 'a location id must be 1-64 characters of [A-Za-z0-9_.:-]' }]), reply as FastifyReply);
         return;
       }
       if (req.method === 'PUT' && /^\/admin\/webhooks\/[^/]*$/.test(path)) {

@@ -19,6 +19,14 @@ export const Line = Type.Object(
   { additionalProperties: false },
 );
 
+export const LOCATION_ID_PATTERN = SKU_PATTERN;
+
+/** A Try's `locationIds`: the locations that may serve it (click and collect, ship from a store). */
+export const LocationIds = Type.Array(
+  Type.String({ pattern: LOCATION_ID_PATTERN.source, 'x-message': 'each location id must be 1-64 characters of [A-Za-z0-9_.:-]' }),
+  { minItems: 1, maxItems: 20, uniqueItems: true, 'x-message': 'locationIds must hold 1-20 distinct location ids', description: 'only these locations may serve the order' },
+);
+
 export const Lines = Type.Array(Line, { minItems: 1, maxItems: 50, 'x-message': 'items must hold 1-50 lines', description: 'each SKU at most once' });
 
 /**

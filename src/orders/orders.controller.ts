@@ -41,7 +41,7 @@ export class OrdersController {
   @ApiJsonBody(CreateOrderBody)
   @ApiJson(201, ORDER, 'TRY_SUCCESS: every line reserved until reservationExpiresAt')
   @ApiJson(200, ORDER, 'a replay of the same key and body: the first order, nothing reserved again')
-  @ApiErrors('RATE_LIMITED', 'PAYLOAD_TOO_LARGE', 'MALFORMED_JSON', 'VALIDATION_FAILED', 'IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_IN_PROGRESS', 'HOLD_LIMIT_REACHED', 'UNKNOWN_SKU', 'CURRENCY_MISMATCH', 'INSUFFICIENT_STOCK')
+  @ApiErrors('RATE_LIMITED', 'PAYLOAD_TOO_LARGE', 'MALFORMED_JSON', 'VALIDATION_FAILED', 'IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_IN_PROGRESS', 'HOLD_LIMIT_REACHED', 'UNKNOWN_SKU', 'UNKNOWN_LOCATION', 'CURRENCY_MISMATCH', 'INSUFFICIENT_STOCK')
   async create(@Req() req: FastifyRequest, @Res({ passthrough: true }) res: FastifyReply): Promise<string> {
     return send(res, await this.answers.tryOrder(req.headers['idempotency-key'], req.body));
   }

@@ -1,11 +1,12 @@
 import { Static, Type } from '@sinclair/typebox';
-import { Lines } from '../http/schemas.js';
+import { Lines, LocationIds } from '../http/schemas.js';
 import { ORDER_STATUSES } from './state/order-state.js';
 
 export const CreateOrderBody = Type.Object(
   {
     customerId: Type.String({ minLength: 1, maxLength: 128, 'x-message': 'customerId must be a string of 1-128 characters', example: 'c-1' }),
     items: Lines,
+    locationIds: Type.Optional(LocationIds),
   },
   { additionalProperties: false },
 );
@@ -23,7 +24,14 @@ export const ExtendBody = Type.Object(
 );
 export type ExtendBody = Static<typeof ExtendBody>;
 
-export const OrderItem = Type.Object({ sku: Type.String(), quantity: Type.Integer(), unitPriceMinor: Type.Integer() });
+export const Allocation = Type.Object({ locationId: Type.String(), quantity: Type.Integer() });
+
+export const OrderItem = Type.Object({
+  sku: Type.String(),
+  quantity: Type.Integer(),
+  unitPriceMinor: Type.Integer(),
+  allocations: Type.Array(Allocation, { description: 'where the line is reserved, in the order the locations were taken' }),
+});
 
 /** The contract's order JSON (built by Postgres: tcc_order_json). */
 export const Order = Type.Object({

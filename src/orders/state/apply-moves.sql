@@ -4,16 +4,24 @@
 -- and, for an attempt's unknown outcome, only by the holder of the attempt's lease.
 --
 -- A move that wins also moves its stock through the barrier (commit or release, at most once per
--- branch), records why on the timeline, owes a refund check when a released order may have been
+-- branch): exactly the allocations its order holds, each committed allocation a `sale` movement of
+-- the ledger (the move's actor, 'system' unless an operator made it). It records why on the timeline, owes a refund check when a released order may have been
 -- charged, erases the payment token on a terminal state and writes the outbox. A move that loses
 -- changes nothing but its gateway call's event (the call did happen); a charge that lost to a
 -- release is owed back (owe_refund_if_lost), and one that lost to an operator's force-confirm
 -- flags the order.
 --
--- Three statements in the common case: the order rows locked by id; one statement that parses
--- the moves, compare-and-sets the orders, writes their barrier rows and timeline and sums the
--- stock the winners move; the SKU rows locked in byte order and moved. The follow-ups of a lost
--- race run only when a move lost. One row per move, in move order (r_idx, 1-based).
+-- Four statements in the common case: the order rows locked by id; one statement that parses
+-- the moves, compare-and-sets the orders, writes their barrier rows and timeline and lists the
+-- allocations the winners move; the SKU rows locked in byte order (the guard of their stock rows);
+-- one statement that moves the stock rows and writes the sales to the ledger. Released stock may
+-- lift a SKU back above its low-stock threshold (tcc_low_stock, only for SKUs flagged low). The
+-- follow-ups of a lost race run only when a move lost. One row per move, in move order (r_idx,
+-- 1-based).
+--
+-- A lock held elsewhere for longer than lock_timeout (a stuck session, an operator's open
+-- transaction) fails the call rather than holding the process's batches: the caller then applies
+-- its moves one by one, so only the ones that need that row wait (common/batcher.ts).
 --
 -- Plans are pinned for every engine function: generic (made once per session), no sequential
 -- scan, no JIT. Every statement here reads through a primary or unique key, and a session may make
@@ -28,7 +36,7 @@ CREATE OR REPLACE FUNCTION tcc_apply(p_moves jsonb, p_terminal text[], p_refund_
 RETURNS TABLE (r_idx int, r_id uuid, r_won boolean, r_status text, r_previous text, r_refund_status text,
                r_next_action_at timestamptz, r_refund_next_at timestamptz, r_attempts int, r_body text, r_flagged boolean)
 LANGUAGE plpgsql
-SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off
+SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off SET lock_timeout = 500
 AS $fn$
 DECLARE
   v_n int := jsonb_array_length(p_moves);
@@ -36,10 +44,17 @@ DECLARE
   v_won uuid[];
   v_previous text[];
   v_flagged uuid[];
-  -- The stock the winners move, per SKU in byte order: sold (on hand falls) and freed (reserved falls).
+  -- What the winners move, one entry per allocation (in move, line and allocation order): the
+  -- order, the SKU and location, the quantity, whether it is sold (else only released), and who
+  -- sells it; then the SKUs involved, in byte order.
+  v_alloc_order uuid[];
+  v_alloc_sku text[];
+  v_alloc_location text[];
+  v_alloc_quantity int[];
+  v_alloc_sold boolean[];
+  v_alloc_actor text[];
+  v_alloc_operator text[];
   v_skus text[];
-  v_sold int[];
-  v_freed int[];
 BEGIN
   -- The order rows, locked by id (the lock order every path keeps).
   PERFORM 1 FROM orders o WHERE o.id = ANY (ARRAY(SELECT (e->>'id')::uuid FROM jsonb_array_elements(p_moves) e)) ORDER BY o.id FOR NO KEY UPDATE;
@@ -49,9 +64,10 @@ BEGIN
     SELECT x.*, x.ord::int AS i
       FROM ROWS FROM (jsonb_to_recordset(p_moves) AS (id uuid, "to" text, "from" text[], reason text, data jsonb,
              set_failure boolean, failure_reason text, payment_id text, add_attempts int, next_action_ms float8, force_confirmed boolean,
-             refund_watch_ms float8, lease text, stock text, call_type text, call_data jsonb, notes jsonb, emit text)) WITH ORDINALITY
+             refund_watch_ms float8, lease text, stock text, call_type text, call_data jsonb, notes jsonb, emit text,
+             actor text, operator text)) WITH ORDINALITY
         AS x(id, "to", "from", reason, data, set_failure, failure_reason, payment_id, add_attempts, next_action_ms, force_confirmed,
-             refund_watch_ms, lease, stock, call_type, call_data, notes, emit, ord)),
+             refund_watch_ms, lease, stock, call_type, call_data, notes, emit, actor, operator, ord)),
   -- The moves that win the compare-and-set: the order is in an allowed state (and the move holds
   -- the attempt's lease, when it names one). A release owes a refund check when a charge was
   -- requested and the move watches for one (owes_refund_check).
@@ -98,23 +114,52 @@ BEGIN
       SELECT w.id, w.i, 2, n.ord, n.val->>'type', coalesce(n.val->'data', '{}'::jsonb)
         FROM winning w CROSS JOIN LATERAL jsonb_array_elements(coalesce(nullif(w.notes, 'null'::jsonb), '[]'::jsonb)) WITH ORDINALITY AS n(val, ord)
     ) x ORDER BY x.i, x.k, x.n),
-  -- The stock the barrier lets move, per SKU: a commit sells its lines, both free the reservation.
-  stock_moves AS (
-    SELECT i.sku, sum(CASE WHEN b.op = 'confirm' THEN i.quantity ELSE 0 END)::int AS sold, sum(i.quantity)::int AS freed
-      FROM barrier_rows b JOIN winning w ON w.transaction_id = b.transaction_id CROSS JOIN LATERAL jsonb_to_recordset(w.items) AS i(sku text, quantity int)
-     GROUP BY i.sku)
+  -- The allocations the barrier lets move: a commit sells them, both free the reservation.
+  allocations AS (
+    SELECT w.i, w.id, line.item->>'sku' AS sku, a.alloc->>'locationId' AS location_id, (a.alloc->>'quantity')::int AS quantity,
+           b.op = 'confirm' AS sold, w.actor, w.operator, line.pos AS line_pos, a.pos AS alloc_pos
+      FROM barrier_rows b JOIN winning w ON w.transaction_id = b.transaction_id
+      CROSS JOIN LATERAL jsonb_array_elements(w.items) WITH ORDINALITY AS line(item, pos)
+      CROSS JOIN LATERAL jsonb_array_elements(line.item->'allocations') WITH ORDINALITY AS a(alloc, pos))
   SELECT (SELECT array_agg(w.id ORDER BY w.i) FROM winning w), (SELECT array_agg(w.previous ORDER BY w.i) FROM winning w),
-         (SELECT array_agg(s.sku ORDER BY s.sku COLLATE "C") FROM stock_moves s), (SELECT array_agg(s.sold ORDER BY s.sku COLLATE "C") FROM stock_moves s),
-         (SELECT array_agg(s.freed ORDER BY s.sku COLLATE "C") FROM stock_moves s)
-    INTO v_won, v_previous, v_skus, v_sold, v_freed;
+         (SELECT array_agg(a.id ORDER BY a.i, a.line_pos, a.alloc_pos) FROM allocations a),
+         (SELECT array_agg(a.sku ORDER BY a.i, a.line_pos, a.alloc_pos) FROM allocations a),
+         (SELECT array_agg(a.location_id ORDER BY a.i, a.line_pos, a.alloc_pos) FROM allocations a),
+         (SELECT array_agg(a.quantity ORDER BY a.i, a.line_pos, a.alloc_pos) FROM allocations a),
+         (SELECT array_agg(a.sold ORDER BY a.i, a.line_pos, a.alloc_pos) FROM allocations a),
+         (SELECT array_agg(a.actor ORDER BY a.i, a.line_pos, a.alloc_pos) FROM allocations a),
+         (SELECT array_agg(a.operator ORDER BY a.i, a.line_pos, a.alloc_pos) FROM allocations a)
+    INTO v_won, v_previous, v_alloc_order, v_alloc_sku, v_alloc_location, v_alloc_quantity, v_alloc_sold, v_alloc_actor, v_alloc_operator;
   v_won := coalesce(v_won, '{}'); v_previous := coalesce(v_previous, '{}');
 
-  -- The SKU rows in byte order, each found through its primary key, then moved.
-  IF v_skus IS NOT NULL THEN
+  IF v_alloc_sku IS NOT NULL THEN
+    -- The SKU rows in byte order (the guard of their stock rows), each found through its primary key.
+    SELECT array_agg(DISTINCT u.sku COLLATE "C" ORDER BY u.sku COLLATE "C") INTO v_skus FROM unnest(v_alloc_sku) AS u(sku);
     PERFORM 1 FROM skus s WHERE s.sku = ANY (v_skus) ORDER BY s.sku COLLATE "C" FOR NO KEY UPDATE;
-    UPDATE skus s SET on_hand = s.on_hand - v_sold[array_position(v_skus, s.sku)],
-                      reserved = s.reserved - v_freed[array_position(v_skus, s.sku)], updated_at = now()
-     WHERE s.sku = ANY (v_skus);
+    -- Each stock row by what the winners held there; each sold allocation a movement whose
+    -- on_hand_after counts down from the row's on hand before, in allocation order.
+    WITH moving AS (
+      SELECT u.order_id, u.sku, u.location_id, u.quantity, u.sold, u.actor, u.operator, u.pos,
+             sum(CASE WHEN u.sold THEN u.quantity ELSE 0 END) OVER (PARTITION BY u.sku, u.location_id ORDER BY u.pos) AS sold_so_far
+        FROM unnest(v_alloc_order, v_alloc_sku, v_alloc_location, v_alloc_quantity, v_alloc_sold, v_alloc_actor, v_alloc_operator)
+               WITH ORDINALITY AS u(order_id, sku, location_id, quantity, sold, actor, operator, pos)),
+    per_row AS (
+      SELECT m.sku, m.location_id, sum(CASE WHEN m.sold THEN m.quantity ELSE 0 END)::int AS sold, sum(m.quantity)::int AS freed
+        FROM moving m GROUP BY m.sku, m.location_id),
+    moved AS (
+      UPDATE stock st SET on_hand = st.on_hand - r.sold, reserved = st.reserved - r.freed, updated_at = now()
+        FROM per_row r
+       WHERE st.sku = r.sku AND st.location_id = r.location_id
+      RETURNING st.sku, st.location_id, st.on_hand + r.sold AS on_hand_before)
+    INSERT INTO stock_movements (sku, location_id, kind, delta, on_hand_after, reference, actor, operator)
+    SELECT m.sku, m.location_id, 'sale', -m.quantity, mv.on_hand_before - m.sold_so_far, m.order_id::text, coalesce(m.actor, 'system'), m.operator
+      FROM moving m JOIN moved mv ON mv.sku = m.sku AND mv.location_id = m.location_id
+     WHERE m.sold
+     ORDER BY m.pos;
+    -- Released stock may lift a SKU back above its low-stock threshold.
+    IF EXISTS (SELECT 1 FROM skus s WHERE s.sku = ANY (v_skus) AND s.low_stock) THEN
+      PERFORM tcc_low_stock(v_skus);
+    END IF;
   END IF;
 
   IF cardinality(v_won) < v_n THEN

@@ -45,6 +45,9 @@ export interface Move {
   /** Written only if the move wins (operator reasons, the retry schedule). */
   notes?: Note[];
   emit?: OrderEventType;
+  /** Who made the move, when an operator did (a force action): its sale movements name them. */
+  actor?: 'admin' | 'console';
+  operator?: string | null;
 }
 
 const from = (to: OrderStatus, only: readonly OrderStatus[] = HOLDING) => sourcesOf(to).filter((s) => only.includes(s));
@@ -140,5 +143,7 @@ export function moveJson(m: Move): Record<string, unknown> {
     call_data: m.call?.data ?? null,
     notes: m.notes ?? null,
     emit: m.emit ?? null,
+    actor: m.actor ?? null,
+    operator: m.operator ?? null,
   };
 }

@@ -1,253 +1,342 @@
 -- tcc_try_batch: Try for a batch of orders (TryEngine, try-engine.ts), one call and one
--- transaction; each order all-or-nothing and independent of the others, and orders on one SKU
--- reserve in arrival order. A refused order writes nothing, its Idempotency-Key included.
+-- transaction; each order all-or-nothing and independent of the others in its batch, and the batch
+-- decides as if its orders had come one by one in arrival order. A refused order writes nothing,
+-- its Idempotency-Key included.
 --
---   1. The judge, on the last committed state and without a lock on any row: per order its
---      Idempotency-Key (a try-lock: a key another transaction is claiming answers
---      IDEMPOTENCY_IN_PROGRESS at once; a key an order holds replays it, or IDEMPOTENCY_KEY_REUSED
---      for another body), then unknown SKUs, one currency, and the stock — an order that does not
---      fit even there is refused at once and never waits for a hot row. With the hold limit on
---      (p_max_holding > 0) only the keys: the limit outranks the stock, judged under the locks.
---      tcc_probe (probe.sql) is this pass alone; test/probe-judge.e2e-spec.ts holds the two to the
---      same answers. With p_snapshot_only nothing more happens: what is left open answers 'retry'.
---   2. What is left open locks its customers (with the hold limit) and its SKU rows in byte order,
---      and is judged again: all at once when every open order fits together (the common case),
---      else one order after the other against what the orders before it left.
---   3. One statement writes every accepted order (its row with lines and key, its barrier row and
---      first event) and moves each SKU by the batch's sum; then the outbox.
+--   1. The judge (tcc_judge_trys, judge-trys.sql), on the last committed state and without a lock
+--      on any row: the Idempotency-Keys (try-locked; replays, reuse, keys being claimed), then
+--      unknown SKUs, unknown locations, one currency, and the stock — an order whose allowed
+--      locations cannot hold a line even there is refused at once and never waits for a hot row.
+--      With the hold limit on (p_max_holding > 0) only the keys: the limit outranks the stock,
+--      judged under the locks. tcc_probe is this judge alone.
+--   2. What is left open locks its customers (with the hold limit) and its SKU rows in byte order.
+--      A SKU's row guards all its stock rows: whoever changes a SKU's stock holds it.
+--   3. A later statement (so: a snapshot taken after the locks) reads those SKUs' stock rows, each
+--      SKU's in allocation order (location priority, then id).
+--   4. Allocation (API.md "Allocation"). Set-based when every open order fits what is there: under
+--      'priority' each SKU's demand within its free stock; under 'fewest-locations' also each
+--      order's SKUs first found at one location that holds the batch's demand of each. Then, in
+--      arrival order, each line takes its SKU's free stock in allocation order where the lines
+--      before it left off — what one order after the other through tcc_allocate would take. Else
+--      one order after the other, through tcc_allocate itself (inventory/allocation/allocate.sql),
+--      against what the orders before it took. test/allocation.e2e-spec.ts holds both ways to it.
+--   5. One statement writes every accepted order (its row with lines, allocations and key, its
+--      barrier row and first event) and moves each stock row by what the batch took there; then
+--      the outbox, and low stock for SKUs that have a threshold.
 --
 -- Returns one row per order (1-based r_idx) and one 'stock' row (r_idx 0) per SKU with what is
--- left of it, for the caller's sold-out hints. Lock order, the same everywhere so batches cannot
--- deadlock: Idempotency-Key advisory try-locks, customer advisory locks (sorted), SKU rows (byte
--- order, COLLATE "C").
+-- left of it (all its active locations), for the caller's sold-out hints. Lock order, the same
+-- everywhere so batches cannot deadlock: Idempotency-Key advisory try-locks, customer advisory
+-- locks (sorted), SKU rows (byte order, COLLATE "C"), then their stock rows. A lock held elsewhere
+-- for longer than lock_timeout (a stuck session, an operator's open transaction) fails the call
+-- rather than holding the process's batches: the caller then runs its orders one by one, so only
+-- the ones on that SKU wait (common/batcher.ts).
 --
 -- Plans pinned (see orders/state/apply-moves.sql). Applied after the migrations, and again
 -- whenever this file changes (src/database/sql-functions.ts).
 CREATE OR REPLACE FUNCTION tcc_try_batch(
   p_keys text[], p_hashes text[], p_customers text[],
-  p_line_start int[], p_line_count int[], p_skus text[], p_qty int[],
-  p_ttl_ms float8, p_max_holding int, p_holding text[], p_snapshot_only boolean)
-RETURNS TABLE (r_idx int, r_outcome text, r_body text, r_sku text, r_requested int, r_available int)
+  p_line_order int[], p_skus text[], p_quantities int[], p_location_order int[], p_locations text[],
+  p_strategy text, p_ttl_ms float8, p_max_holding int, p_holding text[])
+RETURNS TABLE (r_idx int, r_outcome text, r_body text, r_sku text, r_requested int, r_available int, r_location text)
 LANGUAGE plpgsql
-SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off
+SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off SET lock_timeout = 500
 AS $fn$
 DECLARE
-  n int := coalesce(cardinality(p_keys), 0);
-  -- Per order (indexed like p_keys): its outcome, its order's id and JSON, and a refusal's details.
+  v_n int := coalesce(cardinality(p_keys), 0);
+  -- Where each order's lines and allowed locations are in the arrays: first index and count.
+  v_line_start int[];
+  v_line_count int[];
+  v_location_start int[];
+  v_location_count int[];
+  -- Per order: its outcome (NULL while open), its id and body (replays), a refusal's details.
   v_outcome text[];
   v_order_id uuid[];
   v_body text[];
   v_refused_sku text[];
-  v_refused_requested int[];
-  v_refused_available int[];
-  -- An in-batch repeat of an accepted order's key: the index of the order it replays.
-  v_replay_of int[] := array_fill(NULL::int, ARRAY[n]);
-  -- The locked SKU rows, in byte order, and what is left of each as orders are accepted.
-  v_sku text[];
+  v_requested int[];
   v_available int[];
+  v_refused_location text[];
+  -- The open orders' SKUs, locked, in byte order, with what the order rows need of them.
+  v_sku text[];
   v_price bigint[];
   v_currency text[];
-  -- With the hold limit: the open orders' customers (sorted) and how many orders each holds.
-  v_customers text[];
-  v_holding int[];
-  v_all_fit boolean;
+  v_watched boolean[];
+  -- Their stock rows, grouped by SKU in v_sku's order, each group in allocation order
+  -- (location priority, then id): per SKU its first row and row count; per row its location,
+  -- priority, whether the location is active, and what is available there.
+  v_first int[];
+  v_rows int[];
+  v_location text[];
+  v_priority int[];
+  v_active boolean[];
+  v_free int[];
+  -- Allocations of the accepted orders: order, line (index into p_skus), stock row, quantity.
+  v_alloc_order int[] := '{}';
+  v_alloc_line int[] := '{}';
+  v_alloc_row int[] := '{}';
+  v_alloc_quantity int[] := '{}';
   v_accepted int[] := '{}';
   v_accepted_keys text[] := '{}';
+  v_same_as int[] := array_fill(NULL::int, ARRAY[v_n]);
+  v_customer text[];
+  v_holding_now int[];
   v_created_idx int[];
   v_created_ids uuid[];
   v_created_bodies text[];
-  v_order_currency text;
-  i int; j int; k int; bad int;
+  v_fits boolean;
+  v_line_skus text[];
+  v_line_quantities int[];
+  v_cand_row int[];
+  v_row_sku text[];
+  v_taken int[];
+  v_i int; v_j int; v_k int; v_r int; v_bad int; v_cur text;
   v_now timestamptz := now();
+  v_alloc record;
 BEGIN
-  IF n = 0 THEN RETURN; END IF;
+  IF v_n = 0 THEN RETURN; END IF;
 
-  -- 1. The judge, on the last committed state, without a lock on any row.
-  SELECT array_agg(judged.outcome ORDER BY judged.oi), array_agg(judged.order_id ORDER BY judged.oi), array_agg(judged.body ORDER BY judged.oi),
-         array_agg(judged.sku ORDER BY judged.oi), array_agg(judged.requested ORDER BY judged.oi), array_agg(judged.available ORDER BY judged.oi)
-    INTO v_outcome, v_order_id, v_body, v_refused_sku, v_refused_requested, v_refused_available
-    FROM (
-      -- The SKUs the lines name, as last committed.
-      WITH stock AS MATERIALIZED (
-        SELECT s1.sku, s1.on_hand - s1.reserved AS avail, s1.currency::text AS cur FROM skus s1 WHERE s1.sku = ANY (p_skus)),
-      -- Per order, whether its Idempotency-Key is free (this transaction took its advisory try-lock).
-      key_claims AS MATERIALIZED (
-        SELECT g AS oi, pg_try_advisory_xact_lock(7701, hashtext(p_keys[g])) AS free FROM generate_series(1, cardinality(p_keys)) g),
-      -- The orders that hold one of the keys already.
-      existing_orders AS (
-        SELECT x.idempotency_key AS key, x.request_hash, x.id, tcc_order_json(x)::text AS body FROM orders x WHERE x.idempotency_key = ANY (p_keys)),
-      -- Every order's lines with the stock they name (none with the hold limit on: judged under the locks).
-      lines AS (
-        SELECT kc.oi, ln, p_skus[ln] AS sku, p_qty[ln] AS q, st.sku IS NOT NULL AS found, st.avail, st.cur
-          FROM key_claims kc CROSS JOIN LATERAL generate_series(p_line_start[kc.oi], p_line_start[kc.oi] + p_line_count[kc.oi] - 1) ln
-          LEFT JOIN stock st ON st.sku = p_skus[ln]
-         WHERE p_max_holding = 0),
-      -- Per order: its first unknown line, whether its currencies differ, its short SKU with the
-      -- smallest byte order.
-      verdicts AS (
-        SELECT l.oi, min(l.ln) FILTER (WHERE NOT l.found) AS unknown_line, min(l.cur) <> max(l.cur) AS mixed,
-               min(l.sku COLLATE "C") FILTER (WHERE l.q > l.avail) AS short_sku
-          FROM lines l GROUP BY l.oi)
-      -- One row per order: the first refusal that applies (NULL: still open), and a replay's order.
-      SELECT kc.oi,
-             CASE WHEN NOT kc.free THEN 'IDEMPOTENCY_IN_PROGRESS'
-                  WHEN e.request_hash IS NOT NULL THEN CASE WHEN e.request_hash = p_hashes[kc.oi] THEN 'replayed' ELSE 'IDEMPOTENCY_KEY_REUSED' END
-                  WHEN v.unknown_line IS NOT NULL THEN 'UNKNOWN_SKU'
-                  WHEN v.mixed THEN 'CURRENCY_MISMATCH'
-                  WHEN v.short_sku IS NOT NULL THEN 'INSUFFICIENT_STOCK' END AS outcome,
-             CASE WHEN kc.free AND e.request_hash = p_hashes[kc.oi] THEN e.id END AS order_id,
-             CASE WHEN kc.free AND e.request_hash = p_hashes[kc.oi] THEN e.body END AS body,
-             CASE WHEN kc.free AND e.request_hash IS NULL THEN coalesce(p_skus[v.unknown_line], CASE WHEN NOT v.mixed THEN v.short_sku END) END AS sku,
-             CASE WHEN kc.free AND e.request_hash IS NULL AND v.unknown_line IS NULL AND NOT v.mixed AND v.short_sku IS NOT NULL THEN
-               (SELECT l2.q FROM lines l2 WHERE l2.oi = kc.oi AND l2.sku = v.short_sku LIMIT 1) END AS requested,
-             CASE WHEN kc.free AND e.request_hash IS NULL AND v.unknown_line IS NULL AND NOT v.mixed AND v.short_sku IS NOT NULL THEN
-               greatest((SELECT s2.avail FROM stock s2 WHERE s2.sku = v.short_sku), 0) END AS available
-        FROM key_claims kc LEFT JOIN existing_orders e ON e.key = p_keys[kc.oi] LEFT JOIN verdicts v ON v.oi = kc.oi) judged;
+  SELECT array_agg(coalesce(l.first, 1) ORDER BY g), array_agg(coalesce(l.cnt, 0) ORDER BY g),
+         array_agg(coalesce(x.first, 1) ORDER BY g), array_agg(coalesce(x.cnt, 0) ORDER BY g)
+    INTO v_line_start, v_line_count, v_location_start, v_location_count
+    FROM generate_series(1, v_n) g
+    LEFT JOIN (SELECT u.oi, min(u.pos)::int AS first, count(*)::int AS cnt FROM unnest(p_line_order) WITH ORDINALITY u(oi, pos) GROUP BY u.oi) l ON l.oi = g
+    LEFT JOIN (SELECT u.oi, min(u.pos)::int AS first, count(*)::int AS cnt FROM unnest(p_location_order) WITH ORDINALITY u(oi, pos) GROUP BY u.oi) x ON x.oi = g;
 
-  IF p_snapshot_only THEN
-    -- The probe's question only: what the snapshot cannot refuse is left to a normal call.
-    FOR i IN 1..n LOOP
-      IF v_outcome[i] IS NULL THEN v_outcome[i] := 'retry'; END IF;
-    END LOOP;
-  ELSIF array_position(v_outcome, NULL) IS NOT NULL THEN
-    -- 2. The open orders' customers, with the hold limit: locked in sorted order, and their holding orders counted.
+  -- 1. The keys and the judge, on the last committed state.
+  SELECT array_agg(j.r_outcome ORDER BY j.r_idx), array_agg(j.r_order_id ORDER BY j.r_idx), array_agg(j.r_body ORDER BY j.r_idx),
+         array_agg(j.r_sku ORDER BY j.r_idx), array_agg(j.r_requested ORDER BY j.r_idx), array_agg(j.r_available ORDER BY j.r_idx),
+         array_agg(j.r_location ORDER BY j.r_idx)
+    INTO v_outcome, v_order_id, v_body, v_refused_sku, v_requested, v_available, v_refused_location
+    FROM tcc_judge_trys(p_keys, p_hashes, p_line_order, p_skus, p_quantities, p_location_order, p_locations, p_max_holding = 0) j
+   WHERE j.r_idx > 0;
+
+  IF array_position(v_outcome, NULL) IS NOT NULL THEN
+    -- 2. The open orders' customers (hold limit), then their SKU rows in byte order.
     IF p_max_holding > 0 THEN
-      SELECT array_agg(d.c ORDER BY d.c COLLATE "C") INTO v_customers
-        FROM (SELECT DISTINCT p_customers[g] AS c FROM generate_series(1, n) g WHERE v_outcome[g] IS NULL) d;
-      PERFORM pg_advisory_xact_lock(7702, hashtext(u.c)) FROM unnest(v_customers) WITH ORDINALITY u(c, pos) ORDER BY u.pos;
-      SELECT array_agg(coalesce(h.cnt, 0) ORDER BY u.pos) INTO v_holding
-        FROM unnest(v_customers) WITH ORDINALITY u(c, pos)
+      SELECT array_agg(d.c ORDER BY d.c COLLATE "C") INTO v_customer
+        FROM (SELECT DISTINCT p_customers[g] AS c FROM generate_series(1, v_n) g WHERE v_outcome[g] IS NULL) d;
+      PERFORM pg_advisory_xact_lock(7702, hashtext(u.c)) FROM unnest(v_customer) WITH ORDINALITY u(c, pos) ORDER BY u.pos;
+      SELECT array_agg(coalesce(h.cnt, 0) ORDER BY u.pos) INTO v_holding_now
+        FROM unnest(v_customer) WITH ORDINALITY u(c, pos)
         LEFT JOIN (SELECT o.customer_id, count(*)::int AS cnt FROM orders o
-                    WHERE o.customer_id = ANY (v_customers) AND o.status = ANY (p_holding) GROUP BY o.customer_id) h ON h.customer_id = u.c;
+                    WHERE o.customer_id = ANY (v_customer) AND o.status = ANY (p_holding) GROUP BY o.customer_id) h ON h.customer_id = u.c;
     END IF;
-    -- The SKU rows of the open orders, locked in byte order, as they are now.
-    SELECT array_agg(x.sku ORDER BY x.sku COLLATE "C"), array_agg(x.avail ORDER BY x.sku COLLATE "C"),
-           array_agg(x.price_minor ORDER BY x.sku COLLATE "C"), array_agg(x.cur ORDER BY x.sku COLLATE "C")
-      INTO v_sku, v_available, v_price, v_currency
-      FROM (SELECT s.sku, s.on_hand - s.reserved AS avail, s.price_minor, s.currency::text AS cur
+    SELECT array_agg(x.sku ORDER BY x.sku COLLATE "C"), array_agg(x.price_minor ORDER BY x.sku COLLATE "C"),
+           array_agg(x.currency ORDER BY x.sku COLLATE "C"), array_agg(x.watched ORDER BY x.sku COLLATE "C")
+      INTO v_sku, v_price, v_currency, v_watched
+      FROM (SELECT s.sku, s.price_minor, s.currency::text AS currency, s.low_stock_threshold > 0 OR s.low_stock AS watched
               FROM skus s
-             WHERE s.sku = ANY (ARRAY(SELECT p_skus[l] FROM generate_series(1, n) g,
-                                        generate_series(p_line_start[g], p_line_start[g] + p_line_count[g] - 1) l WHERE v_outcome[g] IS NULL))
+             WHERE s.sku = ANY (ARRAY(SELECT p_skus[ln] FROM generate_series(1, v_n) g,
+                                        generate_series(v_line_start[g], v_line_start[g] + v_line_count[g] - 1) ln WHERE v_outcome[g] IS NULL))
              ORDER BY s.sku COLLATE "C" FOR NO KEY UPDATE) x;
 
-    -- The common case, set-based: every open order fits together (each SKU's batch demand within
-    -- what is left, every SKU there, one currency per order, each key once). Then all are accepted
-    -- and the per-order judgement below, ~20 PL/pgSQL steps an order, is not needed.
+    -- 3. Their stock rows as they are now (this statement's snapshot follows the locks above).
+    WITH stock_rows AS MATERIALIZED (
+      SELECT k.pos, st.sku, st.location_id, l.priority, l.active,
+             CASE WHEN l.active THEN greatest(st.on_hand - st.reserved - st.safety_stock, 0) ELSE 0 END AS free,
+             row_number() OVER (ORDER BY k.pos, l.priority, st.location_id COLLATE "C")::int AS rn
+        FROM unnest(v_sku) WITH ORDINALITY AS k(sku, pos)
+        JOIN stock st ON st.sku = k.sku
+        JOIN locations l ON l.id = st.location_id),
+    per_sku AS (
+      SELECT k.pos, coalesce(min(sr.rn), 1) AS first_row, count(sr.rn)::int AS row_count
+        FROM generate_subscripts(v_sku, 1) AS k(pos) LEFT JOIN stock_rows sr ON sr.pos = k.pos GROUP BY k.pos)
+    SELECT (SELECT array_agg(sr.sku ORDER BY sr.rn) FROM stock_rows sr), (SELECT array_agg(sr.location_id ORDER BY sr.rn) FROM stock_rows sr),
+           (SELECT array_agg(sr.priority ORDER BY sr.rn) FROM stock_rows sr), (SELECT array_agg(sr.active ORDER BY sr.rn) FROM stock_rows sr),
+           (SELECT array_agg(sr.free ORDER BY sr.rn) FROM stock_rows sr),
+           (SELECT array_agg(ps.first_row ORDER BY ps.pos) FROM per_sku ps), (SELECT array_agg(ps.row_count ORDER BY ps.pos) FROM per_sku ps)
+      INTO v_row_sku, v_location, v_priority, v_active, v_free, v_first, v_rows;
+    v_taken := array_fill(0, ARRAY[coalesce(cardinality(v_free), 0)]);
+
+    -- 4. Allocation. The common case is set-based: every open order fits with what is there now
+    -- (each SKU's demand within its free stock; under fewest-locations, each order's SKUs first
+    -- found at one location that holds the batch's demand of each). Then, in arrival order, each
+    -- line takes its SKU's free stock in allocation order where the lines before it left off —
+    -- what one order after the other through tcc_allocate would take. Otherwise one order after
+    -- the other, through tcc_allocate itself.
+    WITH open_lines AS (
+      SELECT g AS oi, ln, array_position(v_sku, p_skus[ln]) AS k, p_quantities[ln] AS quantity
+        FROM generate_series(1, v_n) g, generate_series(v_line_start[g], v_line_start[g] + v_line_count[g] - 1) ln
+       WHERE v_outcome[g] IS NULL),
+    sku_supply AS (
+      SELECT k.pos AS k,
+             (SELECT sum(v_free[r]) FROM generate_series(v_first[k.pos], v_first[k.pos] + v_rows[k.pos] - 1) r) AS total,
+             (SELECT min(r) FROM generate_series(v_first[k.pos], v_first[k.pos] + v_rows[k.pos] - 1) r WHERE v_free[r] > 0) AS first_row
+        FROM generate_subscripts(v_sku, 1) AS k(pos)),
+    per_order AS (
+      SELECT ol.oi, bool_and(ol.k IS NOT NULL) AS known, count(DISTINCT v_currency[ol.k]) <= 1 AS one_currency,
+             count(DISTINCT v_location[ss.first_row]) = 1 AND bool_and(ss.first_row IS NOT NULL) AS one_first_location
+        FROM open_lines ol LEFT JOIN sku_supply ss ON ss.k = ol.k GROUP BY ol.oi),
+    per_sku AS (
+      SELECT ol.k, sum(ol.quantity) AS demand FROM open_lines ol WHERE ol.k IS NOT NULL GROUP BY ol.k)
     SELECT p_max_holding = 0
-           AND (SELECT count(*) = count(DISTINCT p_keys[g]) FROM generate_series(1, n) g WHERE v_outcome[g] IS NULL)
-           AND coalesce(bool_and(d.fits), true)
-      INTO v_all_fit
-      FROM (SELECT array_position(v_sku, l.sku) IS NOT NULL AND sum(l.q) <= v_available[array_position(v_sku, l.sku)] AS fits
-              FROM (SELECT p_skus[ln] AS sku, p_qty[ln] AS q FROM generate_series(1, n) g,
-                           generate_series(p_line_start[g], p_line_start[g] + p_line_count[g] - 1) ln WHERE v_outcome[g] IS NULL) l
-             GROUP BY l.sku
-            UNION ALL
-            SELECT min(v_currency[array_position(v_sku, p_skus[ln])]) = max(v_currency[array_position(v_sku, p_skus[ln])])
-              FROM generate_series(1, n) g, generate_series(p_line_start[g], p_line_start[g] + p_line_count[g] - 1) ln
-             WHERE v_outcome[g] IS NULL GROUP BY g) d;
-    IF v_all_fit THEN
-      SELECT array_agg(g ORDER BY g) INTO v_accepted FROM generate_series(1, n) g WHERE v_outcome[g] IS NULL;
-      FOREACH i IN ARRAY v_accepted LOOP v_outcome[i] := 'created'; END LOOP;
+       AND NOT EXISTS (SELECT 1 FROM generate_series(1, v_n) g WHERE v_outcome[g] IS NULL AND v_location_count[g] > 0)
+       AND (SELECT count(*) = count(DISTINCT p_keys[g]) FROM generate_series(1, v_n) g WHERE v_outcome[g] IS NULL)
+       AND (SELECT bool_and(po.known AND po.one_currency AND (p_strategy = 'priority' OR po.one_first_location)) FROM per_order po)
+       AND (SELECT bool_and(ps.demand <= CASE WHEN p_strategy = 'priority' THEN ss.total ELSE v_free[ss.first_row] END)
+              FROM per_sku ps JOIN sku_supply ss ON ss.k = ps.k)
+      INTO v_fits;
+
+    IF v_fits THEN
+      -- Demand and supply as intervals on one axis per SKU: a line takes the overlap of its
+      -- interval (after the lines before it) with each stock row's (after the rows before it).
+      WITH demand AS (
+        SELECT g AS oi, ln, array_position(v_sku, p_skus[ln]) AS k, p_quantities[ln] AS quantity,
+               sum(p_quantities[ln]) OVER (PARTITION BY p_skus[ln] ORDER BY g) AS upto
+          FROM generate_series(1, v_n) g, generate_series(v_line_start[g], v_line_start[g] + v_line_count[g] - 1) ln
+         WHERE v_outcome[g] IS NULL),
+      supply AS (
+        SELECT k.pos AS k, r, v_free[r] AS free, sum(v_free[r]) OVER (PARTITION BY k.pos ORDER BY r) AS upto
+          FROM generate_subscripts(v_sku, 1) AS k(pos), generate_series(v_first[k.pos], v_first[k.pos] + v_rows[k.pos] - 1) r
+         WHERE v_free[r] > 0),
+      takes AS (
+        SELECT d.oi, d.ln, s.r, (least(d.upto, s.upto) - greatest(d.upto - d.quantity, s.upto - s.free))::int AS quantity
+          FROM demand d JOIN supply s ON s.k = d.k AND s.upto - s.free < d.upto AND d.upto - d.quantity < s.upto)
+      SELECT array_agg(t.oi ORDER BY t.oi, t.ln, t.r), array_agg(t.ln ORDER BY t.oi, t.ln, t.r),
+             array_agg(t.r ORDER BY t.oi, t.ln, t.r), array_agg(t.quantity ORDER BY t.oi, t.ln, t.r)
+        INTO v_alloc_order, v_alloc_line, v_alloc_row, v_alloc_quantity
+        FROM takes t;
+      SELECT array_agg(g ORDER BY g) INTO v_accepted FROM generate_series(1, v_n) g WHERE v_outcome[g] IS NULL;
+      FOREACH v_i IN ARRAY v_accepted LOOP v_outcome[v_i] := 'created'; END LOOP;
     END IF;
 
-    -- Otherwise one open order after the other, in arrival order, against what the ones before it left.
-    FOR i IN 1..n LOOP
-      CONTINUE WHEN v_all_fit OR v_outcome[i] IS NOT NULL;
-      -- A key an earlier order of this batch was accepted with: a replay of it, or a reuse.
-      k := array_position(v_accepted_keys, p_keys[i]);
-      IF k IS NOT NULL THEN
-        IF p_hashes[v_accepted[k]] = p_hashes[i] THEN v_outcome[i] := 'replayed'; v_replay_of[i] := v_accepted[k];
-        ELSE v_outcome[i] := 'IDEMPOTENCY_KEY_REUSED';
+    FOR v_i IN 1..v_n LOOP
+      CONTINUE WHEN v_fits OR v_outcome[v_i] IS NOT NULL;
+      -- A key repeated inside the batch answers its first order.
+      v_k := array_position(v_accepted_keys, p_keys[v_i]);
+      IF v_k IS NOT NULL THEN
+        IF p_hashes[v_accepted[v_k]] = p_hashes[v_i] THEN v_outcome[v_i] := 'replayed'; v_same_as[v_i] := v_accepted[v_k];
+        ELSE v_outcome[v_i] := 'IDEMPOTENCY_KEY_REUSED';
         END IF;
         CONTINUE;
       END IF;
-      -- The hold limit.
-      IF p_max_holding > 0 AND v_holding[array_position(v_customers, p_customers[i])] >= p_max_holding THEN
-        v_outcome[i] := 'HOLD_LIMIT_REACHED';
+      IF p_max_holding > 0 AND v_holding_now[array_position(v_customer, p_customers[v_i])] >= p_max_holding THEN
+        v_outcome[v_i] := 'HOLD_LIMIT_REACHED';
         CONTINUE;
       END IF;
-      -- The first unknown SKU in line order.
-      bad := NULL;
-      FOR j IN p_line_start[i] .. p_line_start[i] + p_line_count[i] - 1 LOOP
-        IF array_position(v_sku, p_skus[j]) IS NULL THEN bad := j; EXIT; END IF;
+      v_bad := NULL;
+      FOR v_j IN v_line_start[v_i] .. v_line_start[v_i] + v_line_count[v_i] - 1 LOOP
+        IF array_position(v_sku, p_skus[v_j]) IS NULL THEN v_bad := v_j; EXIT; END IF;
       END LOOP;
-      IF bad IS NOT NULL THEN v_outcome[i] := 'UNKNOWN_SKU'; v_refused_sku[i] := p_skus[bad]; CONTINUE; END IF;
-      -- One currency.
-      v_order_currency := v_currency[array_position(v_sku, p_skus[p_line_start[i]])];
-      FOR j IN p_line_start[i] .. p_line_start[i] + p_line_count[i] - 1 LOOP
-        IF v_currency[array_position(v_sku, p_skus[j])] <> v_order_currency THEN v_outcome[i] := 'CURRENCY_MISMATCH'; EXIT; END IF;
-      END LOOP;
-      CONTINUE WHEN v_outcome[i] IS NOT NULL;
-      -- The short line with the smallest SKU in byte order.
-      bad := NULL;
-      FOR j IN p_line_start[i] .. p_line_start[i] + p_line_count[i] - 1 LOOP
-        k := array_position(v_sku, p_skus[j]);
-        IF p_qty[j] > v_available[k] AND (bad IS NULL OR k < array_position(v_sku, p_skus[bad])) THEN bad := j; END IF;
-      END LOOP;
-      IF bad IS NOT NULL THEN
-        k := array_position(v_sku, p_skus[bad]);
-        v_outcome[i] := 'INSUFFICIENT_STOCK'; v_refused_sku[i] := p_skus[bad]; v_refused_requested[i] := p_qty[bad]; v_refused_available[i] := greatest(v_available[k], 0);
-        CONTINUE;
+      IF v_bad IS NOT NULL THEN v_outcome[v_i] := 'UNKNOWN_SKU'; v_refused_sku[v_i] := p_skus[v_bad]; CONTINUE; END IF;
+      IF v_location_count[v_i] > 0 THEN
+        SELECT min(loc.id COLLATE "C") INTO v_cur
+          FROM unnest(p_locations[v_location_start[v_i] : v_location_start[v_i] + v_location_count[v_i] - 1]) AS loc(id)
+         WHERE NOT EXISTS (SELECT 1 FROM locations l WHERE l.id = loc.id);
+        IF v_cur IS NOT NULL THEN v_outcome[v_i] := 'UNKNOWN_LOCATION'; v_refused_location[v_i] := v_cur; CONTINUE; END IF;
       END IF;
-      -- Accepted: its lines come off what is left.
-      FOR j IN p_line_start[i] .. p_line_start[i] + p_line_count[i] - 1 LOOP
-        k := array_position(v_sku, p_skus[j]);
-        v_available[k] := v_available[k] - p_qty[j];
+      v_cur := v_currency[array_position(v_sku, p_skus[v_line_start[v_i]])];
+      FOR v_j IN v_line_start[v_i] .. v_line_start[v_i] + v_line_count[v_i] - 1 LOOP
+        IF v_currency[array_position(v_sku, p_skus[v_j])] <> v_cur THEN v_outcome[v_i] := 'CURRENCY_MISMATCH'; EXIT; END IF;
       END LOOP;
-      v_outcome[i] := 'created';
-      v_accepted := v_accepted || i;
-      v_accepted_keys := v_accepted_keys || p_keys[i];
+      CONTINUE WHEN v_outcome[v_i] IS NOT NULL;
+      -- The order's lines and the stock rows of its SKUs as the orders before it left them.
+      v_line_skus := p_skus[v_line_start[v_i] : v_line_start[v_i] + v_line_count[v_i] - 1];
+      v_line_quantities := p_quantities[v_line_start[v_i] : v_line_start[v_i] + v_line_count[v_i] - 1];
+      v_cand_row := '{}';
+      FOR v_j IN v_line_start[v_i] .. v_line_start[v_i] + v_line_count[v_i] - 1 LOOP
+        v_k := array_position(v_sku, p_skus[v_j]);
+        FOR v_r IN v_first[v_k] .. v_first[v_k] + v_rows[v_k] - 1 LOOP v_cand_row := v_cand_row || v_r; END LOOP;
+      END LOOP;
+      v_bad := NULL;
+      FOR v_alloc IN
+        SELECT al.line, al.location_id, al.quantity
+          FROM tcc_allocate(p_strategy, v_line_skus, v_line_quantities,
+                            ARRAY(SELECT v_row_sku[c] FROM unnest(v_cand_row) WITH ORDINALITY u(c, o) ORDER BY o),
+                            ARRAY(SELECT v_location[c] FROM unnest(v_cand_row) WITH ORDINALITY u(c, o) ORDER BY o),
+                            ARRAY(SELECT v_priority[c] FROM unnest(v_cand_row) WITH ORDINALITY u(c, o) ORDER BY o),
+                            ARRAY(SELECT v_active[c] FROM unnest(v_cand_row) WITH ORDINALITY u(c, o) ORDER BY o),
+                            ARRAY(SELECT v_free[c] - v_taken[c] FROM unnest(v_cand_row) WITH ORDINALITY u(c, o) ORDER BY o),
+                            CASE WHEN v_location_count[v_i] > 0 THEN p_locations[v_location_start[v_i] : v_location_start[v_i] + v_location_count[v_i] - 1] END) al
+      LOOP
+        v_j := v_line_start[v_i] + v_alloc.line - 1;
+        IF v_alloc.location_id IS NULL THEN
+          v_outcome[v_i] := 'INSUFFICIENT_STOCK'; v_refused_sku[v_i] := p_skus[v_j]; v_requested[v_i] := p_quantities[v_j]; v_available[v_i] := v_alloc.quantity;
+          EXIT;
+        END IF;
+        v_k := array_position(v_sku, p_skus[v_j]);
+        v_r := v_first[v_k];
+        WHILE v_location[v_r] <> v_alloc.location_id LOOP v_r := v_r + 1; END LOOP;
+        v_taken[v_r] := v_taken[v_r] + v_alloc.quantity;
+        v_alloc_order := v_alloc_order || v_i; v_alloc_line := v_alloc_line || v_j; v_alloc_row := v_alloc_row || v_r; v_alloc_quantity := v_alloc_quantity || v_alloc.quantity;
+      END LOOP;
+      CONTINUE WHEN v_outcome[v_i] IS NOT NULL;
+      v_outcome[v_i] := 'created';
+      v_accepted := v_accepted || v_i;
+      v_accepted_keys := v_accepted_keys || p_keys[v_i];
       IF p_max_holding > 0 THEN
-        k := array_position(v_customers, p_customers[i]);
-        v_holding[k] := v_holding[k] + 1;
+        v_k := array_position(v_customer, p_customers[v_i]);
+        v_holding_now[v_k] := v_holding_now[v_k] + 1;
       END IF;
     END LOOP;
 
-    -- 3. Every accepted order, its barrier row and first event, and each SKU by the batch's sum:
-    -- one statement (the SKU rows are locked already, in byte order).
     IF cardinality(v_accepted) > 0 THEN
+      IF v_fits THEN
+        -- (the loop keeps v_taken as it goes)
+        SELECT array_agg(coalesce(t.q, 0) ORDER BY r.r) INTO v_taken
+          FROM generate_subscripts(v_free, 1) AS r(r)
+          LEFT JOIN (SELECT u.r, sum(u.q)::int AS q FROM unnest(v_alloc_row, v_alloc_quantity) AS u(r, q) GROUP BY u.r) t ON t.r = r.r;
+      END IF;
+      -- 5. Every accepted order with its lines and their allocations, its barrier row and first
+      -- event, and each stock row by what the batch took there (the SKU rows are locked already).
       WITH accepted AS MATERIALIZED (
-        SELECT acc.oi, gen_random_uuid() AS id, x.amount, x.cur, x.items
+        SELECT acc.oi, gen_random_uuid() AS id, x.amount, x.currency, x.items
           FROM unnest(v_accepted) AS acc(oi)
           CROSS JOIN LATERAL (
-            SELECT sum(p_qty[l.lj]::bigint * v_price[array_position(v_sku, p_skus[l.lj])]) AS amount,
-                   min(v_currency[array_position(v_sku, p_skus[l.lj])]) AS cur,
-                   jsonb_agg(jsonb_build_object('sku', p_skus[l.lj], 'quantity', p_qty[l.lj], 'unitPriceMinor', v_price[array_position(v_sku, p_skus[l.lj])])
-                             ORDER BY p_skus[l.lj] COLLATE "C") AS items
-              FROM generate_series(p_line_start[acc.oi], p_line_start[acc.oi] + p_line_count[acc.oi] - 1) AS l(lj)) x),
+            SELECT sum(p_quantities[l.lj]::bigint * v_price[array_position(v_sku, p_skus[l.lj])]) AS amount,
+                   min(v_currency[array_position(v_sku, p_skus[l.lj])]) AS currency,
+                   jsonb_agg(jsonb_build_object(
+                     'sku', p_skus[l.lj], 'quantity', p_quantities[l.lj], 'unitPriceMinor', v_price[array_position(v_sku, p_skus[l.lj])],
+                     'allocations', (SELECT jsonb_agg(jsonb_build_object('locationId', v_location[al.rw], 'quantity', al.q) ORDER BY al.pos)
+                                       FROM unnest(v_alloc_order, v_alloc_line, v_alloc_row, v_alloc_quantity) WITH ORDINALITY AS al(oi, lj, rw, q, pos)
+                                      WHERE al.oi = acc.oi AND al.lj = l.lj))
+                   ORDER BY p_skus[l.lj] COLLATE "C") AS items
+              FROM generate_series(v_line_start[acc.oi], v_line_start[acc.oi] + v_line_count[acc.oi] - 1) AS l(lj)) x),
       inserted AS (
         INSERT INTO orders (id, transaction_id, customer_id, status, amount_minor, currency, reservation_expires_at, payment_key,
                             items, idempotency_key, request_hash, created_at, updated_at)
-        SELECT a.id, 'tcc-' || a.id, p_customers[a.oi], 'TRY_SUCCESS', a.amount, a.cur,
+        SELECT a.id, 'tcc-' || a.id, p_customers[a.oi], 'TRY_SUCCESS', a.amount, a.currency,
                v_now + make_interval(secs => p_ttl_ms / 1000), 'charge-' || a.id, a.items, p_keys[a.oi], p_hashes[a.oi], v_now, v_now
           FROM accepted a
         RETURNING id, tcc_order_json(orders)::text AS body),
-      barrier_rows AS (INSERT INTO tcc_barrier (transaction_id, op, reason) SELECT 'tcc-' || a.id, 'try', 'try' FROM accepted a),
-      first_events AS (INSERT INTO order_events (order_id, type, data)
-                       SELECT a.id, 'status.changed', '{"from": null, "to": "TRY_SUCCESS", "reason": "stock reserved"}'::jsonb FROM accepted a),
-      demand AS (SELECT p_skus[l.lj] AS sku, sum(p_qty[l.lj])::int AS q
-                   FROM accepted a, generate_series(p_line_start[a.oi], p_line_start[a.oi] + p_line_count[a.oi] - 1) AS l(lj) GROUP BY 1),
-      reserved_stock AS (UPDATE skus s SET reserved = s.reserved + (SELECT d.q FROM demand d WHERE d.sku = s.sku), updated_at = v_now
-                          WHERE s.sku = ANY (ARRAY(SELECT d.sku FROM demand d)))
+      barrier AS (INSERT INTO tcc_barrier (transaction_id, op, reason) SELECT 'tcc-' || a.id, 'try', 'try' FROM accepted a),
+      first_event AS (
+        INSERT INTO order_events (order_id, type, data)
+        SELECT a.id, 'status.changed',
+               '{"from": null, "to": "TRY_SUCCESS", "reason": "stock reserved"}'::jsonb
+                 || jsonb_build_object('allocations', (SELECT jsonb_agg(jsonb_build_object('sku', line->'sku', 'locationId', al->'locationId', 'quantity', al->'quantity'))
+                                                         FROM jsonb_array_elements(a.items) AS line, jsonb_array_elements(line->'allocations') AS al))
+          FROM accepted a),
+      reserved AS (
+        UPDATE stock st SET reserved = st.reserved + t.q, updated_at = v_now
+          FROM (SELECT v_row_sku[r.r] AS sku, v_location[r.r] AS location_id, v_taken[r.r] AS q
+                  FROM generate_subscripts(v_taken, 1) AS r(r) WHERE v_taken[r.r] > 0) t
+         WHERE st.sku = t.sku AND st.location_id = t.location_id)
       SELECT array_agg(a.oi), array_agg(ins.id), array_agg(ins.body) INTO v_created_idx, v_created_ids, v_created_bodies
         FROM inserted ins JOIN accepted a ON a.id = ins.id;
       -- Each created order's id, and the id of the order an in-batch repeat of its key replays.
-      SELECT array_agg(coalesce(v_created_ids[array_position(v_created_idx, coalesce(v_replay_of[g], g))], v_order_id[g]) ORDER BY g) INTO v_order_id
-        FROM generate_series(1, n) g;
-      -- The outbox (tcc_emit, webhooks/outbox.sql), only when an endpoint exists at all.
+      SELECT array_agg(coalesce(v_created_ids[array_position(v_created_idx, coalesce(v_same_as[g], g))], v_order_id[g]) ORDER BY g)
+        INTO v_order_id FROM generate_series(1, v_n) g;
       IF EXISTS (SELECT 1 FROM webhooks) THEN
         PERFORM tcc_emit('order.reserved', v_created_ids);
+      END IF;
+      -- SKUs with a low-stock threshold whose available fell to it: flagged and announced once.
+      IF true = ANY (v_watched) THEN
+        PERFORM tcc_low_stock(ARRAY(SELECT v_sku[w] FROM generate_subscripts(v_sku, 1) w WHERE v_watched[w]));
       END IF;
     END IF;
   END IF;
 
-  -- One row per order, then what is left of every SKU the batch named.
   RETURN QUERY
     SELECT g, v_outcome[g],
            CASE WHEN v_outcome[g] IN ('created', 'replayed') THEN coalesce(v_body[g], v_created_bodies[array_position(v_created_ids, v_order_id[g])]) END,
-           v_refused_sku[g], v_refused_requested[g], v_refused_available[g]
-      FROM generate_series(1, n) g
+           v_refused_sku[g], v_requested[g], v_available[g], v_refused_location[g]
+      FROM generate_series(1, v_n) g
     UNION ALL
-    SELECT 0, 'stock'::text, NULL::text, s.sku, NULL::int, s.on_hand - s.reserved FROM skus s WHERE s.sku = ANY (p_skus);
+    SELECT 0, 'stock'::text, NULL::text, st.sku, NULL::int,
+           sum(CASE WHEN l.active THEN greatest(st.on_hand - st.reserved - st.safety_stock, 0) ELSE 0 END)::int, NULL::text
+      FROM stock st JOIN locations l ON l.id = st.location_id
+     WHERE st.sku = ANY (p_skus) GROUP BY st.sku;
 END
 $fn$;

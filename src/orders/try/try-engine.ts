@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Batcher } from '../../common/batcher.js';
 import { AppError } from '../../common/errors.js';
 import { AppConfig } from '../../config/app-config.js';
-import { Db } from '../../database/db.js';
+import { Db, isolateFailure } from '../../database/db.js';
 import { batchSizeOf, MetricsService } from '../../metrics/metrics.service.js';
 import { HOLDING } from '../state/order-state.js';
 import { OrderScheduler } from '../order-scheduler.js';
@@ -15,6 +15,8 @@ export interface TryRequest {
   hash: string;
   customerId: string;
   items: { sku: string; quantity: number }[];
+  /** The locations that may serve it; empty: any active location. */
+  locationIds: string[];
 }
 
 export interface TryResult {
@@ -38,6 +40,7 @@ interface Row {
   r_sku: string | null;
   r_requested: number | null;
   r_available: number | null;
+  r_location: string | null;
 }
 
 /** Past this many SKUs the sold-out hints start over (they only steer, never decide). */
@@ -75,6 +78,7 @@ export class TryEngine {
       ...opts,
       maxInFlight: this.env.TRY_BATCH_IN_FLIGHT,
       onBatch: batchSizeOf(metrics, 'try'),
+      isolate: isolateFailure,
       run: (batch) => this.run(batch, false),
     });
     this.probe = new Batcher<TryRequest, Row>({
@@ -85,6 +89,7 @@ export class TryEngine {
       // The same wait for company as a Try batch (opts), ending once the convoy is in (see
       // Batcher): fewer, fuller probe calls, each refusal cheaper for Postgres.
       onBatch: batchSizeOf(metrics, 'probe'),
+      isolate: isolateFailure,
       run: (batch) => this.run(batch, true),
     });
   }
@@ -116,41 +121,40 @@ export class TryEngine {
   }
 
   private async run(batch: TryRequest[], snapshotOnly: boolean): Promise<Row[]> {
-    // The lines, and where each order's are: the probe names each line's order (1-based),
-    // tcc_try_batch takes each order's first line and line count.
-    const starts: number[] = [];
-    const counts: number[] = [];
+    // The batch as flat arrays: each line names its order (1-based), and so does each allowed location.
     const lineOrder: number[] = [];
     const skus: string[] = [];
     const qty: number[] = [];
+    const locationOrder: number[] = [];
+    const locations: string[] = [];
     for (let i = 0; i < batch.length; i++) {
-      const items = batch[i].items;
-      if (snapshotOnly) for (let n = 0; n < items.length; n++) lineOrder.push(i + 1);
-      else {
-        starts.push(skus.length + 1);
-        counts.push(items.length);
-      }
-      for (const l of items) {
+      for (const l of batch[i].items) {
+        lineOrder.push(i + 1);
         skus.push(l.sku);
         qty.push(l.quantity);
+      }
+      for (const id of batch[i].locationIds) {
+        locationOrder.push(i + 1);
+        locations.push(id);
       }
     }
     const keys = batch.map((r) => r.key);
     const hashes = batch.map((r) => r.hash);
     const rows = snapshotOnly
-      ? await this.db.sql.rows<Row>(TRY_SQL.probe, [keys, hashes, lineOrder, skus, qty])
+      ? await this.db.sql.rows<Row>(TRY_SQL.probe, [keys, hashes, lineOrder, skus, qty, locationOrder, locations])
       : await this.db.sql.rows<Row>(TRY_SQL.tryBatch, [
           keys,
           hashes,
           batch.map((r) => r.customerId),
-          starts,
-          counts,
+          lineOrder,
           skus,
           qty,
+          locationOrder,
+          locations,
+          this.env.ALLOCATION_STRATEGY,
           this.env.RESERVATION_TTL_MS,
           this.env.CUSTOMER_MAX_HOLDING_ORDERS,
           HOLDING,
-          false,
         ]);
     const out: Row[] = new Array(batch.length);
     let created = false;
@@ -179,13 +183,15 @@ export class TryEngine {
       case 'replayed':
         return { created: row.r_outcome === 'created', body: row.r_body! };
       case 'INSUFFICIENT_STOCK':
-        return new AppError('INSUFFICIENT_STOCK', `only ${row.r_available} of ${row.r_sku} available, ${row.r_requested} requested`, {
+        return new AppError('INSUFFICIENT_STOCK', `only ${row.r_available} of ${row.r_sku} available${req.locationIds.length ? ' at the allowed locations' : ''}, ${row.r_requested} requested`, {
           sku: row.r_sku,
           requested: row.r_requested,
           available: row.r_available,
         });
       case 'UNKNOWN_SKU':
         return new AppError('UNKNOWN_SKU', `SKU ${row.r_sku} does not exist`, { sku: row.r_sku });
+      case 'UNKNOWN_LOCATION':
+        return new AppError('UNKNOWN_LOCATION', `location ${row.r_location} does not exist`, { locationId: row.r_location });
       case 'CURRENCY_MISMATCH':
         return new AppError('CURRENCY_MISMATCH', 'the order mixes SKUs priced in different currencies');
       case 'HOLD_LIMIT_REACHED':

@@ -17,5 +17,5 @@ export function tryRequestOf(key: string | string[] | undefined, raw: unknown): 
     throw AppError.validation([{ field: 'Idempotency-Key', message: 'Idempotency-Key header required: 1-255 characters of [A-Za-z0-9_.:-]' }]);
   }
   requireDistinctSkus(body.items);
-  return { key, hash: requestHash(raw), customerId: body.customerId, items: body.items };
+  return { key, hash: requestHash(raw), customerId: body.customerId, items: body.items, locationIds: body.locationIds ?? [] };
 }
