@@ -9,7 +9,9 @@ import { startService } from './support/service.js';
  * The group-commit engine: concurrent Trys travel to Postgres in batches (one transaction each),
  * and every order in a batch stays all-or-nothing and independent of the others.
  */
-const h = useHarness({});
+// The Confirms racing the Trys here are about stock, not the gateway's timing: a busy machine must
+// not turn their charge into an unknown outcome (202) by the harness's short gateway timeout.
+const h = useHarness({ PAYMENT_TIMEOUT_MS: '5000' });
 
 const sku = (name: string) => `${name}-${randomUUID().slice(0, 8)}`;
 

@@ -17,7 +17,7 @@ BEGIN
     SELECT c.* FROM tcc_inventory_consistency(p_holding) c WHERE c.r_mismatch AND c.r_sku = ANY (p_skus)),
   fixed AS (
     UPDATE stock st SET reserved = f.r_held, updated_at = now()
-      FROM found f WHERE st.sku = f.r_sku AND st.location_id = f.r_location AND st.reserved <> f.r_held AND f.r_held <= f.r_on_hand),
+      FROM found f WHERE st.sku = ANY (p_skus) AND st.sku = f.r_sku AND st.location_id = f.r_location AND st.reserved <> f.r_held AND f.r_held <= f.r_on_hand),
   recorded AS (
     INSERT INTO stock_movements (sku, location_id, kind, delta, on_hand_after, reason, actor, operator)
     SELECT f.r_sku, f.r_location, 'repair', f.r_on_hand - f.r_ledger, f.r_on_hand, p_reason, p_actor, p_operator

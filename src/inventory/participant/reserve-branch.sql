@@ -59,7 +59,7 @@ BEGIN
       FROM unnest(v_lines, v_locations, v_quantities) WITH ORDINALITY AS u(line, location_id, quantity, ord)),
   reserved AS (
     UPDATE stock st SET reserved = st.reserved + a.quantity, updated_at = now()
-      FROM allocated a WHERE st.sku = a.sku AND st.location_id = a.location_id),
+      FROM allocated a WHERE st.sku = ANY (p_skus) AND st.sku = a.sku AND st.location_id = a.location_id),
   recorded AS (
     INSERT INTO reservations (transaction_id, sku, location_id, quantity)
     SELECT p_transaction_id, a.sku, a.location_id, a.quantity FROM allocated a)

@@ -17,7 +17,7 @@ BEGIN
   WITH held AS (SELECT r.sku, r.location_id, r.quantity FROM reservations r WHERE r.transaction_id = p_transaction_id),
   settled AS (
     UPDATE stock st SET on_hand = st.on_hand - CASE WHEN p_sold THEN h.quantity ELSE 0 END, reserved = st.reserved - h.quantity, updated_at = now()
-      FROM held h WHERE st.sku = h.sku AND st.location_id = h.location_id
+      FROM held h WHERE st.sku = ANY (v_skus) AND st.sku = h.sku AND st.location_id = h.location_id
     RETURNING st.sku, st.location_id, st.on_hand, h.quantity)
   INSERT INTO stock_movements (sku, location_id, kind, delta, on_hand_after, reference, actor)
   SELECT s.sku, s.location_id, 'sale', -s.quantity, s.on_hand, p_reference, 'system' FROM settled s WHERE p_sold

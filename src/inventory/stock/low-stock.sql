@@ -21,7 +21,7 @@ BEGIN
   now_low AS (
     SELECT w.sku, w.threshold > 0
              AND coalesce(sum(greatest(st.on_hand - st.reserved - st.safety_stock, 0)) FILTER (WHERE l.active), 0) <= w.threshold AS low
-      FROM watched w LEFT JOIN stock st ON st.sku = w.sku LEFT JOIN locations l ON l.id = st.location_id
+      FROM watched w LEFT JOIN stock st ON st.sku = ANY (p_skus) AND st.sku = w.sku LEFT JOIN locations l ON l.id = st.location_id
      GROUP BY w.sku, w.threshold),
   flipped AS (
     UPDATE skus s SET low_stock = n.low, updated_at = now()

@@ -149,7 +149,7 @@ BEGIN
     moved AS (
       UPDATE stock st SET on_hand = st.on_hand - r.sold, reserved = st.reserved - r.freed, updated_at = now()
         FROM per_row r
-       WHERE st.sku = r.sku AND st.location_id = r.location_id
+       WHERE st.sku = ANY (v_skus) AND st.sku = r.sku AND st.location_id = r.location_id
       RETURNING st.sku, st.location_id, st.on_hand + r.sold AS on_hand_before)
     INSERT INTO stock_movements (sku, location_id, kind, delta, on_hand_after, reference, actor, operator)
     SELECT m.sku, m.location_id, 'sale', -m.quantity, mv.on_hand_before - m.sold_so_far, m.order_id::text, coalesce(m.actor, 'system'), m.operator

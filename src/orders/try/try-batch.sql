@@ -312,7 +312,7 @@ BEGIN
         UPDATE stock st SET reserved = st.reserved + t.q, updated_at = v_now
           FROM (SELECT v_row_sku[r.r] AS sku, v_location[r.r] AS location_id, v_taken[r.r] AS q
                   FROM generate_subscripts(v_taken, 1) AS r(r) WHERE v_taken[r.r] > 0) t
-         WHERE st.sku = t.sku AND st.location_id = t.location_id)
+         WHERE st.sku = ANY (v_sku) AND st.sku = t.sku AND st.location_id = t.location_id)
       SELECT array_agg(a.oi), array_agg(ins.id), array_agg(ins.body) INTO v_created_idx, v_created_ids, v_created_bodies
         FROM inserted ins JOIN accepted a ON a.id = ins.id;
       -- Each created order's id, and the id of the order an in-batch repeat of its key replays.
