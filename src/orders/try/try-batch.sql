@@ -280,19 +280,29 @@ BEGIN
       END IF;
       -- 5. Every accepted order with its lines and their allocations, its barrier row and first
       -- event, and each stock row by what the batch took there (the SKU rows are locked already).
-      WITH accepted AS MATERIALIZED (
-        SELECT acc.oi, gen_random_uuid() AS id, x.amount, x.currency, x.items
+      WITH allocs AS MATERIALIZED (
+        SELECT al.oi, al.lj, al.pos, p_skus[al.lj] AS sku, v_location[al.rw] AS location_id, al.q
+          FROM unnest(v_alloc_order, v_alloc_line, v_alloc_row, v_alloc_quantity) WITH ORDINALITY AS al(oi, lj, rw, q, pos)),
+      line_allocs AS (
+        SELECT a.lj, jsonb_agg(jsonb_build_object('locationId', a.location_id, 'quantity', a.q) ORDER BY a.pos) AS allocations
+          FROM allocs a GROUP BY a.lj),
+      -- The first event's allocations: the order's, line by line as its items (SKU in byte order).
+      order_allocs AS (
+        SELECT a.oi, jsonb_agg(jsonb_build_object('sku', a.sku, 'locationId', a.location_id, 'quantity', a.q) ORDER BY a.sku COLLATE "C", a.pos) AS allocations
+          FROM allocs a GROUP BY a.oi),
+      accepted AS MATERIALIZED (
+        SELECT acc.oi, gen_random_uuid() AS id, x.amount, x.currency, x.items, oa.allocations
           FROM unnest(v_accepted) AS acc(oi)
+          LEFT JOIN order_allocs oa ON oa.oi = acc.oi
           CROSS JOIN LATERAL (
             SELECT sum(p_quantities[l.lj]::bigint * v_price[array_position(v_sku, p_skus[l.lj])]) AS amount,
                    min(v_currency[array_position(v_sku, p_skus[l.lj])]) AS currency,
                    jsonb_agg(jsonb_build_object(
                      'sku', p_skus[l.lj], 'quantity', p_quantities[l.lj], 'unitPriceMinor', v_price[array_position(v_sku, p_skus[l.lj])],
-                     'allocations', (SELECT jsonb_agg(jsonb_build_object('locationId', v_location[al.rw], 'quantity', al.q) ORDER BY al.pos)
-                                       FROM unnest(v_alloc_order, v_alloc_line, v_alloc_row, v_alloc_quantity) WITH ORDINALITY AS al(oi, lj, rw, q, pos)
-                                      WHERE al.oi = acc.oi AND al.lj = l.lj))
+                     'allocations', la.allocations)
                    ORDER BY p_skus[l.lj] COLLATE "C") AS items
-              FROM generate_series(v_line_start[acc.oi], v_line_start[acc.oi] + v_line_count[acc.oi] - 1) AS l(lj)) x),
+              FROM generate_series(v_line_start[acc.oi], v_line_start[acc.oi] + v_line_count[acc.oi] - 1) AS l(lj)
+              LEFT JOIN line_allocs la ON la.lj = l.lj) x),
       inserted AS (
         INSERT INTO orders (id, transaction_id, customer_id, status, amount_minor, currency, reservation_expires_at, payment_key,
                             items, idempotency_key, request_hash, created_at, updated_at)
@@ -304,9 +314,7 @@ BEGIN
       first_event AS (
         INSERT INTO order_events (order_id, type, data)
         SELECT a.id, 'status.changed',
-               '{"from": null, "to": "TRY_SUCCESS", "reason": "stock reserved"}'::jsonb
-                 || jsonb_build_object('allocations', (SELECT jsonb_agg(jsonb_build_object('sku', line->'sku', 'locationId', al->'locationId', 'quantity', al->'quantity'))
-                                                         FROM jsonb_array_elements(a.items) AS line, jsonb_array_elements(line->'allocations') AS al))
+               '{"from": null, "to": "TRY_SUCCESS", "reason": "stock reserved"}'::jsonb || jsonb_build_object('allocations', a.allocations)
           FROM accepted a),
       reserved AS (
         UPDATE stock st SET reserved = st.reserved + t.q, updated_at = v_now
