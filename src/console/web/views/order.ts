@@ -83,7 +83,7 @@ export function orderView(main: HTMLElement, nav: Nav, id: string): void {
         row('Status', statusBadge(o.status)),
         row('Customer', o.customerId),
         row('Amount', money(o.amountMinor, o.currency)),
-        row(holding ? 'Expires' : 'Expiry was', ...when(o.reservationExpiresAt)),
+        holding ? row('Expires', ...when(o.reservationExpiresAt)) : row('Reservation expiry', time(o.reservationExpiresAt)),
         row('Attempts', String(o.confirmAttempts)),
         o.status === 'CONFIRM_PENDING' ? row('Next step', nextStep(o)) : null,
         row('Refund status', orDash(o.refundStatus)),
@@ -268,13 +268,16 @@ export function orderView(main: HTMLElement, nav: Nav, id: string): void {
   void load();
 }
 
-/** When a CONFIRM_PENDING order's next retry or gateway lookup runs, in words. */
+/**
+ * When a CONFIRM_PENDING order's next step runs, in words: its next retry, unless its reservation
+ * expires first — then the expiry's gateway lookup decides it.
+ */
 function nextStep(o: AdminOrder): string {
-  if (!o.nextActionAt) return 'when its current attempt ends';
-  const at = Date.parse(o.nextActionAt);
-  const lookup = o.reservationExpiresAt !== null && Date.parse(o.reservationExpiresAt) <= at;
-  const what = lookup ? 'gateway lookup' : 'retry';
-  return at <= Date.now() ? `next ${what} due now` : `next ${what} ${relative(o.nextActionAt)}`;
+  const expiry = Date.parse(o.reservationExpiresAt);
+  const next = o.nextActionAt ? Date.parse(o.nextActionAt) : undefined;
+  if (next === undefined && !(expiry > Date.now())) return 'when its current attempt ends';
+  if (next === undefined || expiry <= next) return expiry <= Date.now() ? 'gateway lookup at its expiry, due now' : `gateway lookup at its expiry, ${relative(o.reservationExpiresAt)}`;
+  return next <= Date.now() ? 'next retry due now' : `next retry ${relative(o.nextActionAt)}`;
 }
 
 /** An event's data as "key: value" pairs, one line. */

@@ -82,9 +82,9 @@ export function ordersView(main: HTMLElement, nav: Nav): void {
   const ids = { status: uid('status'), attention: uid('attention'), customer: uid('customer'), sku: uid('sku'), older: uid('older'), sort: uid('sort'), search: uid('search') };
   const statusSelect = h('select', { id: ids.status, name: 'status', onchange: () => apply() }, statusOptions(filters.status, undefined));
   const attention = h('input', { id: ids.attention, type: 'checkbox', name: 'needsAttention', checked: filters.needsAttention, onchange: () => apply() });
-  const customer = h('input', { id: ids.customer, type: 'text', name: 'customer', value: filters.customerId, maxlength: 128, autocomplete: 'off', onchange: () => apply() });
-  const sku = h('input', { id: ids.sku, type: 'text', name: 'sku', value: filters.sku, maxlength: 64, autocomplete: 'off', spellcheck: 'false', onchange: () => apply() });
-  const older = h('input', { id: ids.older, type: 'number', name: 'olderThan', value: filters.olderThanMinutes, min: 0, max: 9_999_999, step: 1, inputmode: 'numeric', onchange: () => apply() });
+  const customer = h('input', { id: ids.customer, type: 'text', name: 'customer', value: filters.customerId, maxlength: 128, autocomplete: 'off' });
+  const sku = h('input', { id: ids.sku, type: 'text', name: 'sku', value: filters.sku, maxlength: 64, autocomplete: 'off', spellcheck: 'false' });
+  const older = h('input', { id: ids.older, type: 'number', name: 'olderThan', value: filters.olderThanMinutes, min: 0, max: 9_999_999, step: 1, inputmode: 'numeric' });
   const sort = h(
     'select',
     { id: ids.sort, name: 'sort', onchange: () => apply() },
@@ -154,7 +154,11 @@ export function ordersView(main: HTMLElement, nav: Nav): void {
   prev.disabled = at.page === 1;
   next.disabled = true;
 
-  /** A filter changed: the first page of the new list, as a new history entry (Back undoes it). */
+  /**
+   * A select or the checkbox changed, or Apply (Enter in a text field): the first page of the new
+   * list, as a new history entry (Back undoes it). Text fields wait for Apply, so typing never
+   * reloads the list under the operator's hands.
+   */
   function apply(): void {
     const older_ = older.value.trim();
     const sku_ = sku.value.trim();
