@@ -416,11 +416,21 @@ describe('console: daily operations', () => {
       await page.getByRole('alert').filter({ hasText: says }).waitFor();
       await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Orders' }).waitFor();
     }
-    for (const path of ['/console/inventory/bad%20sku', '/console/orders/1234']) {
-      const res = await fetch(`${h.svc.url}${path}`);
+    for (const path of ['/console/inventory/bad%20sku', '/console/orders/1234', '/console/orders/%ff', '/console/%00%ff', '/console/no/such/page']) {
+      // A browser asks for HTML and gets the console's page; anything else gets the contract's problem+json.
+      const res = await fetch(`${h.svc.url}${path}`, { headers: { accept: 'text/html,*/*;q=0.8' } });
       expect(res.status).toBe(404);
       expect(res.headers.get('content-type')).toMatch(/text\/html/);
+      expect(res.headers.get('content-security-policy')).toMatch(/script-src 'self'(;|$)/);
+      expect(await res.text()).toMatch(/^<!doctype html>/);
+      const api = await fetch(`${h.svc.url}${path}`);
+      expect(api.status).toBe(404);
+      expect(api.headers.get('content-type')).toMatch(/application\/problem\+json/);
+      expect(((await api.json()) as { code: string }).code).toBe('NOT_FOUND');
     }
+    const broken = await page.goto(`${h.svc.url}/console/orders/%ff`);
+    expect(broken?.status()).toBe(404);
+    await page.getByRole('heading', { name: 'Order not found' }).waitFor();
   });
 
   it('the queue dashboard is read-only: it offers no action, and its API refuses one', async () => {
