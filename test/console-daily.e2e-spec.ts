@@ -239,10 +239,13 @@ describe('console: daily operations', () => {
   });
 
   it('Cancel matching: the dry run counts, a Reason is asked, "Cancel N orders" cancels and says how many', async () => {
+    await page.goto(`${h.svc.url}/console`);
+    await page.getByRole('button', { name: 'Cancel matching' }).click();
+    const panel = page.getByRole('region', { name: 'Cancel matching orders' });
+    await panel.getByText('Filter the list first').waitFor(); // never every holding order at once
     await page.goto(`${h.svc.url}/console?sku=${skuBulk}`);
     await waitForRows('the bulk orders', same(bulk));
     await page.getByRole('button', { name: 'Cancel matching' }).click();
-    const panel = page.getByRole('region', { name: 'Cancel matching orders' });
     await panel.getByText('3 holding orders match these filters.').waitFor();
     for (const id of bulk) expect((await h.api.admin('GET', `/admin/orders/${id}`)).body.status).toBe('TRY_SUCCESS'); // the dry run changed nothing
     await panel.getByRole('button', { name: 'Cancel 3 orders' }).click();
@@ -441,6 +444,10 @@ describe('console: daily operations', () => {
     expect(res.body.code).toBe('VALIDATION_FAILED');
     for (const q of (await h.api.admin('GET', '/admin/queues/api/queues')).body.queues) expect(q).toMatchObject({ isPaused: false, readOnlyMode: true });
 
+    // A CONFIRM_PENDING order's retry waits as a delayed job: something an action could be offered on.
+    const waiting = await order('c-queue', skuA);
+    await h.sim.script(['error']);
+    expect((await h.api.post(`/orders/${waiting}/confirm`)).status).toBe(202);
     await page.goto(`${h.svc.url}/admin/queues`);
     await page.getByText('confirm-retry').first().waitFor();
     await shot('queue-dashboard-1440');
