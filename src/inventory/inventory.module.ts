@@ -4,6 +4,8 @@ import { roleModule } from '../config/role-module.js';
 import { MetricsModule } from '../metrics/metrics.module.js';
 import { InventoryController } from './inventory.controller.js';
 import { InventoryService } from './inventory.service.js';
+import { LedgerController } from './ledger/ledger.controller.js';
+import { LedgerService } from './ledger/ledger.service.js';
 import { LocationsController } from './locations/locations.controller.js';
 import { LocationsService } from './locations/locations.service.js';
 import { ParticipantController } from './participant/participant.controller.js';
@@ -18,8 +20,8 @@ export class InventoryModule {
   static forRole(config: AppConfig): DynamicModule {
     return roleModule(InventoryModule, config, () => ({
       imports: [MetricsModule],
-      controllers: config.runsHttp ? [InventoryController, LocationsController, ParticipantController] : [],
-      providers: [InventoryService, LocationsService, ParticipantService],
+      controllers: config.runsHttp ? [InventoryController, LedgerController, LocationsController, ParticipantController] : [],
+      providers: [InventoryService, LocationsService, LedgerService, ParticipantService],
       exports: [ParticipantService],
     }));
   }
