@@ -63,7 +63,7 @@ it('many concurrent Trys that cross the threshold (batched together) announce it
   expect(again.every((o) => o.status === 201)).toBe(true);
   expect(await events(sku)).toHaveLength(2);
   // The receiver gets each event once (at least once, deduped by webhook-id).
-  await waitFor('both low-stock events delivered', async () => new Set(receiver.received.filter((r) => r.event.data.inventory?.sku === sku).map((r) => r.id)).size === 2);
+  await waitFor('both low-stock events delivered', async () => new Set(receiver.received.filter((r) => (r.event.data as { inventory?: { sku: string } }).inventory?.sku === sku).map((r) => r.id)).size === 2);
 });
 
 it('an adjustment, a set and an import cross it too; a SKU created (or given a threshold) at or below it counts as falling', async () => {
