@@ -23,8 +23,8 @@ afterEach(async () => {
 });
 
 const importJson = (items: unknown[]) => h.api.admin('POST', '/admin/inventory/import', { items });
-const importCsv = (text: string) =>
-  h.api.send('POST', '/admin/inventory/import', { raw: text, admin: true, headers: { 'content-type': 'text/csv' } });
+const importCsv = (text: string, type = 'text/csv') =>
+  h.api.send('POST', '/admin/inventory/import', { raw: text, admin: true, headers: { 'content-type': type } });
 const list = (query: string) => h.api.get(`/admin/inventory${query}`, true);
 
 /** What a refused import must leave as it was: SKUs, stock rows and the ledger. */
@@ -89,7 +89,7 @@ describe('import', () => {
       `${a},"Mug, large ""XL""",1250,USD,,6,,3\r\n` +
       `${a},,,,${store},2,1,\r\n` +
       `${b},"two\nlines",99,EUR,,,,\r\n`;
-    const res = await importCsv(csv);
+    const res = await importCsv(csv, 'text/csv; charset=utf-8');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ created: 2, updated: 0 });
     expect((await h.api.get(`/inventory/${a}`)).body).toMatchObject({ name: 'Mug, large "XL"', priceMinor: 1250, onHand: 8, safetyStock: 1, lowStockThreshold: 3 });
