@@ -34,6 +34,13 @@ const putSku = (sku: string, onHand: number, lowStockThreshold?: number) =>
   h.api.admin('PUT', `/admin/inventory/${sku}`, { name: sku, priceMinor: 100, currency: 'USD', onHand, ...(lowStockThreshold === undefined ? {} : { lowStockThreshold }) });
 const tryOrder = (sku: string, quantity: number) => h.api.order(randomUUID(), { customerId: `c-${randomUUID().slice(0, 8)}`, items: [{ sku, quantity }] });
 
+/** Try batches so far and the Trys in them (this process's tcc_batch_size{engine="try"}). */
+async function tryBatches(): Promise<{ batches: number; trys: number }> {
+  const text = (await h.api.get('/metrics')).body as string;
+  const value = (name: string) => Number(new RegExp(`^${name}\\{engine="try"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+  return { batches: value('tcc_batch_size_count'), trys: value('tcc_batch_size_sum') };
+}
+
 async function lowStockGauge(): Promise<number> {
   const text = (await h.api.get('/metrics')).body as string;
   return Number(/^tcc_inventory_low_stock_skus (\d+)$/m.exec(text)?.[1]);
@@ -44,8 +51,13 @@ it('many concurrent Trys that cross the threshold (batched together) announce it
   expect((await putSku(sku, 60, 20)).status).toBe(200);
   expect(await events(sku)).toEqual([]);
   const gaugeBefore = await lowStockGauge();
+  const batchesBefore = await tryBatches();
   const orders = await Promise.all(Array.from({ length: 50 }, () => tryOrder(sku, 1)));
   expect(orders.map((o) => o.status)).toEqual(Array(50).fill(201));
+  // The Trys shared batches: the crossing happened inside a batch of several orders.
+  const batchesAfter = await tryBatches();
+  expect(batchesAfter.trys - batchesBefore.trys).toBe(50);
+  expect(batchesAfter.batches - batchesBefore.batches).toBeLessThan(50);
   const first = await events(sku);
   expect(first).toHaveLength(1);
   expect(first[0]).toMatchObject({ sku, lowStockThreshold: 20 });
