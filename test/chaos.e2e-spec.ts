@@ -34,13 +34,14 @@ const SKUS = Array.from({ length: 6 }, (_, i) => `CHAOS-${i}-${tag}`);
  * that lines split over the next ones as those run down and again whenever a release frees some
  * there.
  */
+const PLENTY = Math.max(1000, 40 * SECONDS); // about twice what a SKU sells in the storm: refusals stay the exception
 const STOCK: [number, number][][] = [
-  [[0, 1200]],
-  [[0, 150], [1, 1000]],
-  [[1, 60], [2, 60], [3, 60], [4, 1000]],
-  [[2, 40], [3, 40], [4, 1000]],
-  [[0, 100], [1, 40], [4, 900]],
-  [[4, 1200]],
+  [[0, PLENTY]],
+  [[0, 150], [1, PLENTY]],
+  [[1, 60], [2, 60], [3, 60], [4, PLENTY]],
+  [[2, 40], [3, 40], [4, PLENTY]],
+  [[0, 100], [1, 40], [4, PLENTY]],
+  [[4, PLENTY]],
 ];
 const ENV = {
   PAYMENT_TIMEOUT_MS: '300',
