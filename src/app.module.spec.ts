@@ -41,7 +41,7 @@ describe('AppModule.forRole', () => {
     const all = await graph('all');
     try {
       expect(worker.controllers).toEqual([]);
-      expect(api.controllers.length).toBe(12);
+      expect(api.controllers.length).toBe(15);
       expect([...all.controllers].sort()).toEqual([...api.controllers].sort());
       const workers = [JobWorkers, Sweeper, Retention, WebhookPoller];
       for (const w of workers) {

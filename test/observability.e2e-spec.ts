@@ -56,7 +56,7 @@ describe('OPS_PORT', () => {
         expect(line(metrics, `tcc_orders_need_attention_total{reason="${reason}"}`)).toMatch(/ 0$/);
       }
       expect(line(metrics, 'tcc_gateway_refusals_total{operation="charge",status="401"}')).toMatch(/ 0$/);
-      for (const gauge of ['tcc_payment_circuit_state', 'tcc_orders_needing_attention', 'tcc_reconciliation_last_success_timestamp_seconds', 'tcc_participant_oldest_reserved_age_seconds', 'tcc_oldest_holding_order_age_seconds']) {
+      for (const gauge of ['tcc_payment_circuit_state', 'tcc_orders_needing_attention', 'tcc_reconciliation_last_success_timestamp_seconds', 'tcc_participant_oldest_reserved_age_seconds', 'tcc_oldest_holding_order_age_seconds', 'tcc_inventory_low_stock_skus', 'tcc_inventory_mismatches']) {
         expect(line(metrics, gauge)).toBeDefined();
       }
       expect(metrics).toMatch(/^tcc_orders_by_status\{status="TRY_SUCCESS"\} \d+$/m);

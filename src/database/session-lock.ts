@@ -7,6 +7,7 @@ export const SESSION_LOCKS = {
   reconciliation: 0x7cc5_0002,
   retention: 0x7cc5_0003,
   webhookSweep: 0x7cc5_0004,
+  inventoryConsistency: 0x7cc5_0006,
   /** Transaction-level: the SQL functions applied after the migrations (sql-functions.ts). */
   sqlFunctions: 0x7cc5_0005,
   consoleSessions: 0x7cc5_00c0,

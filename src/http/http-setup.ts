@@ -6,7 +6,7 @@ import { accessLog, requestContext } from '../logging/logger.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { Authenticator, pathOf, routeOf, Verdict } from './auth.js';
 import { malformedRequest } from './http-server.js';
-import { BODY_LIMIT, parseJsonBody } from './json-body.js';
+import { BODY_LIMIT, CsvText, IMPORT_BODY_LIMIT, IMPORT_ROUTE, parseJsonBody } from './json-body.js';
 import { answerError, sendProblem } from './problem.js';
 import { RATE_LIMITED_ROUTES, RateLimiter } from './rate-limit.js';
 
@@ -43,6 +43,20 @@ export function configureHttp(app: FastifyInstance, setup: HttpSetup): ResponseR
     } catch (err) {
       done(err as Error, undefined);
     }
+  });
+  // A CSV import keeps its text; text/csv anywhere else is read as JSON like any body.
+  app.addContentTypeParser('text/csv', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (req, body, done) => {
+    try {
+      done(null, req.routeOptions.url === IMPORT_ROUTE ? new CsvText(body as string) : parseJsonBody(body as string));
+    } catch (err) {
+      done(err as Error, undefined);
+    }
+  });
+  // The import's own limit (a route's bodyLimit overrides the parsers'): Fastify refuses a declared
+  // Content-Length above it before reading the body, and stops reading one that grows past it.
+  // Routes are registered when the application starts listening, after this hook is in place.
+  app.addHook('onRoute', (route) => {
+    if (route.url === IMPORT_ROUTE) route.bodyLimit = IMPORT_BODY_LIMIT;
   });
 
   app.addHook('onRequest', (req, reply, done) => {

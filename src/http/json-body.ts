@@ -1,6 +1,17 @@
 import { AppError, FieldError } from '../common/errors.js';
 
 export const BODY_LIMIT = 64 * 1024;
+/** The one route that takes larger bodies (a catalogue import of up to 10,000 rows), and its limit. */
+export const IMPORT_ROUTE = '/admin/inventory/import';
+export const IMPORT_BODY_LIMIT = 1024 * 1024;
+
+/**
+ * A `text/csv` body sent to IMPORT_ROUTE, kept as text for the import to parse (every other body,
+ * whatever its content type, is JSON).
+ */
+export class CsvText {
+  constructor(readonly text: string) {}
+}
 export const MAX_DEPTH = 32;
 
 /** U+0000, or a UTF-16 surrogate without its other half: Postgres cannot store either. */

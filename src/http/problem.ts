@@ -47,6 +47,8 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
 
 const logger = new Logger('Problem');
 
+const TOO_LARGE = 'the body is over its limit (64 KiB; 1 MiB on POST /admin/inventory/import)';
+
 /**
  * The one place errors become HTTP answers: problem+json with the contract's code, never a stack.
  * Used by the Nest filter (errors thrown by handlers), Fastify's error handler (errors from body
@@ -57,12 +59,12 @@ export function problemOf(err: unknown): Problem {
   if (err instanceof AppError) return toProblem(err.code, err.message, err.extra, err.status);
   if (err instanceof HttpException) {
     const code = codeForHttpStatus(err.getStatus());
-    return toProblem(code, code === 'NOT_FOUND' ? 'no such resource' : code === 'PAYLOAD_TOO_LARGE' ? 'the body is over 64 KiB' : err.message);
+    return toProblem(code, code === 'NOT_FOUND' ? 'no such resource' : code === 'PAYLOAD_TOO_LARGE' ? TOO_LARGE : err.message);
   }
   const fastifyCode = (err as { code?: string })?.code;
   if (fastifyCode && FASTIFY_CODES[fastifyCode]) {
     const code = FASTIFY_CODES[fastifyCode];
-    return toProblem(code, code === 'PAYLOAD_TOO_LARGE' ? 'the body is over 64 KiB' : (err as Error).message);
+    return toProblem(code, code === 'PAYLOAD_TOO_LARGE' ? TOO_LARGE : (err as Error).message);
   }
   if (isConnectionError(err)) return toProblem('SERVICE_UNAVAILABLE', 'a dependency cannot be reached');
   const status = (err as { statusCode?: number })?.statusCode;

@@ -18,6 +18,8 @@ interface Scrape {
   refunds_pending: string;
   reconciled_at: number | null;
   oldest_branch: number | null;
+  low_stock_skus: string;
+  inventory_mismatches: number | null;
 }
 
 /**
@@ -35,6 +37,8 @@ export class MetricsScraper {
   private readonly reconciledAt: Gauge;
   private readonly oldestBranch: Gauge;
   private readonly queueDepth: Gauge<'queue' | 'state'>;
+  private readonly lowStockSkus: Gauge;
+  private readonly inventoryMismatches: Gauge;
 
   constructor(
     private readonly metrics: MetricsService,
@@ -52,6 +56,11 @@ export class MetricsScraper {
     this.refundsPending = metrics.gauge('tcc_refunds_pending', 'Released orders still owed a refund check');
     this.reconciledAt = metrics.gauge('tcc_reconciliation_last_success_timestamp_seconds', 'When a scheduled reconciliation pass last completed with every order checked (0: never)');
     this.oldestBranch = metrics.gauge('tcc_participant_oldest_reserved_age_seconds', "Age of the oldest outside coordinator's branch still reserved; 0 when none");
+    this.lowStockSkus = metrics.gauge('tcc_inventory_low_stock_skus', 'SKUs at or below their low-stock threshold, as last announced by inventory.low_stock (from the database)');
+    this.inventoryMismatches = metrics.gauge(
+      'tcc_inventory_mismatches',
+      'Stock rows whose reserved is not what is held there or whose on hand is not the sum of its ledger, as the last scheduled consistency check found (from the database)',
+    );
     this.queueDepth = metrics.gauge('tcc_queue_jobs', 'BullMQ jobs by queue and state', ['queue', 'state']);
     metrics.circuitState.set(BREAKER_STATE_VALUE[gateway.state]);
   }
@@ -66,6 +75,8 @@ export class MetricsScraper {
       this.refundsPending.set(Number(row.refunds_pending));
       this.reconciledAt.set(Number(row.reconciled_at ?? 0));
       this.oldestBranch.set(Number(row.oldest_branch ?? 0));
+      this.lowStockSkus.set(Number(row.low_stock_skus));
+      this.inventoryMismatches.set(Number(row.inventory_mismatches ?? 0));
     }
     await Promise.all(
       Object.entries(this.jobs.queues).map(async ([name, q]) => {

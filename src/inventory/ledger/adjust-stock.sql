@@ -42,8 +42,13 @@ BEGIN
   IF coalesce(v_on_hand, 0) + p_delta < greatest(coalesce(v_reserved, 0), 0) THEN
     RETURN QUERY SELECT 'STOCK_BELOW_RESERVED', NULL::text, coalesce(v_reserved, 0); RETURN;
   END IF;
-  INSERT INTO stock (sku, location_id, on_hand) VALUES (p_sku, p_location, p_delta)
-  ON CONFLICT (sku, location_id) DO UPDATE SET on_hand = stock.on_hand + p_delta, updated_at = now();
+  -- An UPDATE when the row exists: INSERT … ON CONFLICT checks its proposed row (on hand = delta)
+  -- against the table's CHECKs first, so a negative delta would fail there.
+  IF v_on_hand IS NULL THEN
+    INSERT INTO stock (sku, location_id, on_hand) VALUES (p_sku, p_location, p_delta);
+  ELSE
+    UPDATE stock SET on_hand = on_hand + p_delta, updated_at = now() WHERE sku = p_sku AND location_id = p_location;
+  END IF;
   INSERT INTO stock_movements (sku, location_id, kind, delta, on_hand_after, reason, reference, actor, operator, idempotency_key, request_hash)
   VALUES (p_sku, p_location, 'adjustment', p_delta, coalesce(v_on_hand, 0) + p_delta, p_reason, p_reference, p_actor, p_operator, p_key, p_hash)
   RETURNING * INTO v_movement;

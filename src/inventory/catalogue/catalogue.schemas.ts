@@ -1,0 +1,53 @@
+import { Static, Type } from '@sinclair/typebox';
+import { LOCATION_ID_PATTERN, SKU_PATTERN, SkuString } from '../../http/schemas.js';
+import { InventoryView, LowStockThreshold, MAX_PRICE_MINOR } from '../inventory.schemas.js';
+import { Cursor, Limit } from '../ledger/ledger.schemas.js';
+
+export const MAX_IMPORT_ROWS = 10_000;
+
+/** GET /admin/inventory */
+export const CatalogueQuery = Type.Object(
+  {
+    limit: Type.Optional(Limit),
+    cursor: Type.Optional(Cursor),
+    lowStock: Type.Optional(Type.String({ enum: ['true', 'false'], 'x-message': 'lowStock must be true or false', description: 'true: SKUs whose threshold is above 0 and whose available is at or below it' })),
+    locationId: Type.Optional(Type.String({ pattern: LOCATION_ID_PATTERN.source, 'x-message': 'locationId must be 1-64 characters of [A-Za-z0-9_.:-]', description: 'SKUs with a stock row there' })),
+    skuPrefix: Type.Optional(Type.String({ pattern: SKU_PATTERN.source, 'x-message': 'skuPrefix must be 1-64 characters of [A-Za-z0-9_.:-]' })),
+  },
+  { additionalProperties: false },
+);
+export type CatalogueQuery = Static<typeof CatalogueQuery>;
+
+export const CataloguePage = Type.Object({ data: Type.Array(InventoryView), nextCursor: Type.Union([Type.String(), Type.Null()]) });
+
+const STOCK = { minimum: 0, maximum: 1_000_000_000 };
+
+/** One row of an import: a SKU (its name, price, currency, threshold) and its stock at one location. */
+export const ImportRow = Type.Object(
+  {
+    sku: SkuString,
+    name: Type.Optional(Type.String({ maxLength: 200, 'x-message': 'name must be a string of at most 200 characters' })),
+    priceMinor: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_PRICE_MINOR, 'x-message': `priceMinor must be an integer from 0 to ${MAX_PRICE_MINOR}` })),
+    currency: Type.Optional(Type.String({ pattern: '^[A-Z]{3}$', 'x-message': 'currency must be an ISO 4217 code (3 upper-case letters)' })),
+    locationId: Type.Optional(Type.String({ pattern: LOCATION_ID_PATTERN.source, 'x-message': 'locationId must be 1-64 characters of [A-Za-z0-9_.:-]', description: 'default "default"' })),
+    onHand: Type.Optional(Type.Integer({ ...STOCK, 'x-message': 'onHand must be an integer from 0 to 1000000000' })),
+    safetyStock: Type.Optional(Type.Integer({ ...STOCK, 'x-message': 'safetyStock must be an integer from 0 to 1000000000' })),
+    lowStockThreshold: Type.Optional(LowStockThreshold),
+  },
+  { additionalProperties: false },
+);
+export type ImportRow = Static<typeof ImportRow>;
+
+/** The column names a CSV import may have (its header row): exactly ImportRow's fields. */
+export const IMPORT_COLUMNS = Object.keys(ImportRow.properties) as (keyof ImportRow)[];
+
+/** POST /admin/inventory/import as JSON (or text/csv with a header row naming ImportRow's fields). */
+export const ImportBody = Type.Object(
+  {
+    items: Type.Array(ImportRow, { minItems: 1, maxItems: MAX_IMPORT_ROWS, 'x-message': `items must hold 1-${MAX_IMPORT_ROWS} rows` }),
+  },
+  { additionalProperties: false, description: 'or text/csv: a header row naming any of the item fields (sku required), then one row per item' },
+);
+export type ImportBody = Static<typeof ImportBody>;
+
+export const ImportResult = Type.Object({ created: Type.Integer({ description: 'SKUs created' }), updated: Type.Integer({ description: 'existing SKUs the import named' }) });

@@ -1,0 +1,77 @@
+import { createHash } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { AppError } from '../../common/errors.js';
+import { SignedCursor } from '../../common/signed-cursor.js';
+import { AppConfig } from '../../config/app-config.js';
+import { Db, Sql } from '../../database/db.js';
+import type { Actor } from '../../http/actor.js';
+import type { InventoryView } from '../inventory.types.js';
+import { STOCK_SQL } from '../stock.sql.js';
+import type { AdjustmentBody, MovementsQuery, MovementView } from './ledger.schemas.js';
+import { AdjustRow, LEDGER_SQL } from './ledger.sql.js';
+
+const MOVEMENT_ID = /^[1-9]\d{0,17}$/;
+
+/**
+ * The ledger over HTTP: a SKU's movements, newest first, and adjustments (a delta with a reason).
+ * Every change of on hand is written by the SQL functions as one movement in the change's own
+ * transaction (stock/, ledger/, catalogue/, consistency/), so reading the ledger is reading stock's history.
+ */
+@Injectable()
+export class LedgerService {
+  private readonly cursors: SignedCursor;
+
+  constructor(
+    private readonly db: Db,
+    config: AppConfig,
+  ) {
+    this.cursors = new SignedCursor(config.env.ADMIN_TOKEN ?? '', 'inventory-movements');
+  }
+
+  async movements(sku: string, q: MovementsQuery): Promise<{ data: MovementView[]; nextCursor: string | null }> {
+    const limit = q.limit ? Number(q.limit) : 100;
+    const before = q.cursor ? this.cursors.decode(q.cursor, 1, (v) => MOVEMENT_ID.test(v[0]))[0] : null;
+    if (!(await this.db.sql.one(LEDGER_SQL.skuExists, [sku]))) throw AppError.notFound(`SKU ${sku}`);
+    const rows = await this.db.sql.rows<{ id: string; body: string }>(LEDGER_SQL.movements, [sku, q.locationId ?? null, q.kind ?? null, before, limit + 1]);
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return { data: page.map((r) => JSON.parse(r.body) as MovementView), nextCursor: rows.length > limit && last ? this.cursors.encode([last.id]) : null };
+  }
+
+  /**
+   * Adds a delta to a location's on hand, atomically under the SKU row's lock: concurrent
+   * adjustments and sales never lose an update. With an Idempotency-Key, the same request again
+   * answers the first movement (and the inventory as it is now) and changes nothing more.
+   */
+  async adjust(sku: string, body: AdjustmentBody, key: string | undefined, actor: Actor): Promise<{ movement: MovementView; inventory: InventoryView }> {
+    const locationId = body.locationId ?? 'default';
+    // The request as the key is bound to it (keys are one namespace across SKUs, so the SKU is part
+    // of it): a missing locationId is the same request as "default".
+    const hash = createHash('sha256').update(JSON.stringify([sku, locationId, body.delta, body.reason, body.reference ?? null])).digest('hex');
+    return this.db.tx(async (sql) => {
+      const row = (await sql.one<AdjustRow>(LEDGER_SQL.adjust, [sku, locationId, body.delta, body.reason, body.reference ?? null, actor.kind, actor.operator, key ?? null, key ? hash : null]))!;
+      switch (row.r_outcome) {
+        case 'created':
+        case 'replayed':
+          return { movement: JSON.parse(row.r_movement!) as MovementView, inventory: await inventoryOf(sql, sku) };
+        case 'IDEMPOTENCY_KEY_REUSED':
+          throw new AppError('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used with a different request body');
+        case 'UNKNOWN_SKU':
+          throw AppError.notFound(`SKU ${sku}`);
+        case 'UNKNOWN_LOCATION':
+          throw AppError.notFound(`location ${locationId}`);
+        case 'STOCK_BELOW_RESERVED':
+          throw new AppError('STOCK_BELOW_RESERVED', `a delta of ${body.delta} at ${locationId} would leave onHand below the ${row.r_reserved} reserved there (or below 0)`, {
+            sku,
+            locationId,
+            reserved: row.r_reserved,
+          });
+      }
+    });
+  }
+}
+
+async function inventoryOf(sql: Sql, sku: string): Promise<InventoryView> {
+  const row = await sql.one<{ body: string }>(STOCK_SQL.inventory, [sku]);
+  return JSON.parse(row!.body) as InventoryView;
+}
