@@ -406,6 +406,16 @@ describe('console: daily operations', () => {
     expect(await receiving.getByRole('button', { name: 'Resend' }).count()).toBe(0);
   });
 
+  it('a stock change made in the console names its operator in the ledger', async () => {
+    const before = (await h.api.get(`/inventory/${skuB}`)).body.onHand;
+    await page.goto(`${h.svc.url}/console/inventory?sku=${skuB}`);
+    await page.getByLabel('On hand').fill('480');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText(`Saved: ${skuB} has 480 on hand`).waitFor();
+    const movements = (await h.api.admin('GET', `/admin/inventory/${skuB}/movements?limit=1`)).body.data;
+    expect(movements[0]).toMatchObject({ kind: 'set', delta: 480 - before, onHandAfter: 480, actor: 'console', operator: OPERATOR });
+  });
+
   it('an unknown page, order or SKU shows a console page saying so, with the navigation, never JSON', async () => {
     for (const [path, heading, says] of [
       ['/console/no-such-page', 'Page not found', 'There is no such page in the console.'],
