@@ -157,7 +157,7 @@ describe('operator console', () => {
     const first = await waitForRows('the first page', (ids) => ids.length === PAGE_SIZE);
     expect(first).toEqual(holding.slice(0, PAGE_SIZE));
     const row = orderRows().filter({ hasText: holding[0] });
-    expect((await row.innerText()).replace(/\s+/g, ' ')).toMatch(/TRY_SUCCESS c-alice \$12\.50 \d{4}-\d\d-\d\d \d\d:\d\d:\d\d 0$/);
+    expect((await row.innerText()).replace(/\s+/g, ' ')).toMatch(/TRY_SUCCESS c-alice 12\.50 USD \d{4}-\d\d-\d\d \d\d:\d\d:\d\d 0$/);
 
     await page.getByLabel('Status').selectOption('CONFIRM_PENDING');
     expect(await waitForRows('CONFIRM_PENDING only', (ids) => ids.length === 1)).toEqual([pending]);
@@ -188,11 +188,11 @@ describe('operator console', () => {
     await details.getByText('TRY_SUCCESS', { exact: true }).waitFor();
     const text = (await details.innerText()).replace(/\s+/g, ' ');
     expect(text).toContain('Customer c-bob');
-    expect(text).toContain('Amount $25.00');
+    expect(text).toContain('Amount 25.00 USD');
     expect(text).toMatch(/Expires \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/);
     expect(text).toContain('Attempts 0');
     expect(text).toContain('Refund status —');
-    expect(text).toContain(`${sku} 2 $12.50 $25.00`);
+    expect(text).toContain(`${sku} 2 12.50 USD 25.00 USD default: 2`);
     await page.evaluate(() => ((globalThis as any).notReloaded = true));
 
     await page.getByRole('button', { name: 'Force cancel' }).click();
@@ -201,6 +201,11 @@ describe('operator console', () => {
 
     await page.getByLabel('Reason').fill('customer phoned to cancel, ticket OPS-7');
     await page.getByRole('button', { name: 'Force cancel' }).click();
+    // It asks first, naming the order and its amount; nothing has happened yet.
+    const ask = page.getByRole('alertdialog', { name: 'Confirm force cancel' });
+    expect((await ask.innerText()).replace(/\s+/g, ' ')).toContain(`Force-cancel order ${id} for 25.00 USD?`);
+    expect((await h.api.admin('GET', `/admin/orders/${id}`)).body.status).toBe('TRY_SUCCESS');
+    await ask.getByRole('button', { name: 'Yes, force cancel' }).click();
     await details.getByText('CANCELED', { exact: true }).waitFor();
     await page.getByText('the order is now CANCELED').waitFor();
     expect(await page.evaluate(() => (globalThis as any).notReloaded)).toBe(true);
@@ -222,6 +227,7 @@ describe('operator console', () => {
     await details.getByText('TRY_SUCCESS', { exact: true }).waitFor();
     await page.getByLabel('Reason').fill('paid by bank transfer');
     await page.getByRole('button', { name: 'Force confirm' }).click();
+    await page.getByRole('button', { name: 'Yes, force confirm' }).click();
     await details.getByText('CONFIRM_SUCCESS', { exact: true }).waitFor();
     expect((await h.api.admin('GET', `/admin/orders/${id}`)).body.status).toBe('CONFIRM_SUCCESS');
     await page.getByRole('region', { name: 'Timeline' }).getByText('reason: paid by bank transfer', { exact: true }).waitFor();

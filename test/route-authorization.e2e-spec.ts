@@ -39,6 +39,8 @@ beforeAll(async () => {
     { method: 'GET', path: '/admin/orders' },
     { method: 'GET', path: `/admin/orders/${id}` },
     { method: 'GET', path: `/admin/orders/${id}/events` },
+    { method: 'GET', path: '/admin/orders/counts' },
+    { method: 'GET', path: `/admin/orders/${id}/payment` },
     { method: 'POST', path: `/admin/orders/${id}/force-confirm`, body: { reason: 'free goods' } },
     { method: 'POST', path: `/admin/orders/${id}/force-cancel`, body: { reason: 'x' } },
     { method: 'POST', path: `/admin/orders/${id}/retry-now` },

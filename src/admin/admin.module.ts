@@ -3,6 +3,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { roleModule } from '../config/role-module.js';
 import { InventoryModule } from '../inventory/inventory.module.js';
 import { OrdersModule } from '../orders/orders.module.js';
+import { PaymentsModule } from '../payments/payments.module.js';
 import { RecoveryModule } from '../recovery/recovery.module.js';
 import { AdminController } from './admin.controller.js';
 import { AdminService } from './admin.service.js';
@@ -15,7 +16,7 @@ import { ReconciliationController } from './reconciliation.controller.js';
 export class AdminModule {
   static forRole(config: AppConfig): DynamicModule {
     return roleModule(AdminModule, config, () => ({
-      imports: [OrdersModule.forRole(config), InventoryModule.forRole(config), RecoveryModule.forRole(config)],
+      imports: [OrdersModule.forRole(config), InventoryModule.forRole(config), RecoveryModule.forRole(config), PaymentsModule],
       controllers: config.runsHttp ? [AdminController, ReconciliationController, ParticipantAdminController, InventoryConsistencyController] : [],
       providers: [AdminService],
     }));

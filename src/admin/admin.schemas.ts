@@ -9,19 +9,50 @@ const olderThan = intText(/^(?:0|[1-9]\d{0,6})$/, 'olderThanMinutes must be an i
 const customerId = Type.String({ minLength: 1, maxLength: 128, 'x-message': 'customerId must be 1-128 characters' });
 const sku = Type.String({ pattern: SKU_PATTERN.source, 'x-message': 'sku must be 1-64 characters of [A-Za-z0-9_.:-]' });
 
+/** The filters the list and its counts share. */
+const orderFilters = {
+  status: Type.Optional(status),
+  needsAttention: Type.Optional(Type.String({ enum: ['true', 'false'], 'x-message': 'needsAttention must be true or false' })),
+  olderThanMinutes: Type.Optional(olderThan),
+  customerId: Type.Optional(customerId),
+  sku: Type.Optional(sku),
+};
+
+export const ORDER_SORTS = ['oldest', 'newest'] as const;
+
 export const ListOrdersQuery = Type.Object(
   {
-    status: Type.Optional(status),
-    needsAttention: Type.Optional(Type.String({ enum: ['true', 'false'], 'x-message': 'needsAttention must be true or false' })),
-    olderThanMinutes: Type.Optional(olderThan),
-    customerId: Type.Optional(customerId),
-    sku: Type.Optional(sku),
+    ...orderFilters,
+    sort: Type.Optional(Type.String({ enum: [...ORDER_SORTS], 'x-message': 'sort must be oldest or newest', description: 'oldest (the default) or newest first' })),
     limit: Type.Optional(intText(/^(?:[1-9]\d{0,2}|1000)$/, 'limit must be an integer from 1 to 1000')),
     cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'nextCursor of the previous page' })),
   },
   { additionalProperties: false },
 );
 export type ListOrdersQuery = Static<typeof ListOrdersQuery>;
+
+export const OrderCountsQuery = Type.Object(orderFilters, { additionalProperties: false });
+export type OrderCountsQuery = Static<typeof OrderCountsQuery>;
+
+export const OrderCounts = Type.Object({
+  total: Type.Integer({ description: 'Orders every filter matches' }),
+  byStatus: Type.Object(Object.fromEntries(ORDER_STATUSES.map((s) => [s, Type.Integer()])), {
+    description: 'For each status, the orders the other filters match (status itself aside)',
+  }),
+});
+
+export const GatewayPayments = Type.Object({
+  data: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      status: Type.Union([Type.Literal('succeeded'), Type.Literal('declined')]),
+      amountMinor: Type.Integer({ description: 'Captured when status is succeeded' }),
+      currency: Type.String(),
+      reference: Type.String(),
+      refundedMinor: Type.Integer(),
+    }),
+  ),
+});
 
 export const BulkCancelBody = Type.Object(
   {

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/errors.js';
+import type { Actor } from '../http/actor.js';
 import { AppConfig } from '../config/app-config.js';
 import { Db } from '../database/db.js';
 import { isUuid } from '../common/uuid.js';
@@ -13,7 +14,10 @@ import { REFUND, refundWatchMs } from '../orders/state/refund-state.js';
 import { ADMIN_SQL } from './admin.sql.js';
 import { SignedCursor } from '../common/signed-cursor.js';
 import { isPosition, ORDER_LIST_CURSOR, Position } from './cursor.js';
-import { BulkCancelBody, ListOrdersQuery } from './admin.schemas.js';
+import { BulkCancelBody, ListOrdersQuery, OrderCountsQuery } from './admin.schemas.js';
+import { GatewayPayment, GatewayRejectedError, GatewayUnavailableError } from '../payments/gateway.types.js';
+import { PaymentGateway } from '../payments/payment-gateway.js';
+import { ORDER_STATUSES } from '../orders/state/order-state.js';
 
 export interface AdminOrder {
   [field: string]: unknown;
@@ -36,6 +40,16 @@ function view(row: ViewRow): AdminOrder {
   return { ...(JSON.parse(row.body) as AdminOrder), nextActionAt: row.next_action_at, refundStatus: row.refund_status, needsAttention: row.needs_attention };
 }
 
+/** The list's filters besides status, as its statements take them. */
+function filterParams(q: OrderCountsQuery): [boolean | null, number | null, string | null, string | null] {
+  return [
+    q.needsAttention === undefined ? null : q.needsAttention === 'true',
+    q.olderThanMinutes === undefined ? null : Number(q.olderThanMinutes),
+    q.customerId ?? null,
+    q.sku ?? null,
+  ];
+}
+
 /** Bulk cancel moves this many orders at a time. */
 const BULK_CHUNK = 50;
 
@@ -47,6 +61,8 @@ const BULK_CHUNK = 50;
 @Injectable()
 export class AdminService {
   private readonly cursors: SignedCursor;
+  /** Newest-first cursors are their own kind: one never continues an oldest-first list. */
+  private readonly newestCursors: SignedCursor;
   private readonly refundWatchMs: number;
 
   constructor(
@@ -54,9 +70,11 @@ export class AdminService {
     private readonly store: OrderStore,
     private readonly cancels: CancelService,
     private readonly confirm: ConfirmService,
+    private readonly gateway: PaymentGateway,
     config: AppConfig,
   ) {
     this.cursors = new SignedCursor(config.env.ADMIN_TOKEN ?? '', ORDER_LIST_CURSOR);
+    this.newestCursors = new SignedCursor(config.env.ADMIN_TOKEN ?? '', `${ORDER_LIST_CURSOR}:newest`);
     this.refundWatchMs = refundWatchMs(config.env.PAYMENT_TIMEOUT_MS);
   }
 
@@ -66,42 +84,42 @@ export class AdminService {
     return view(row);
   }
 
-  async forceConfirm(id: string, reason: string): Promise<AdminOrder> {
+  async forceConfirm(id: string, reason: string, actor: Actor): Promise<AdminOrder> {
     if (!isUuid(id)) throw AppError.notFound(`order ${id}`);
     const move = paidMove(id, `force-confirmed by an operator: ${reason}`, {
       forced: true,
       refundWatchMs: this.refundWatchMs,
       data: { actor: 'operator', operatorReason: reason },
-      notes: [{ type: 'operator.force_confirm', data: { reason } }],
+      notes: [{ type: 'operator.force_confirm', data: { reason, operator: actor.operator } }],
     });
-    const r = await this.store.apply(move);
+    const r = await this.store.apply({ ...move, actor: actor.kind, operator: actor.operator });
     if (!r.found) throw AppError.notFound(`order ${id}`);
     if (r.status === 'CANCELED' || r.status === 'PAY_FAILED') throw new AppError('ORDER_CANCELED', `order ${id} is ${r.status}: its stock was released`);
     return this.view(id);
   }
 
-  async forceCancel(id: string, reason: string): Promise<AdminOrder> {
+  async forceCancel(id: string, reason: string, actor: Actor): Promise<AdminOrder> {
     await this.cancels.cancel(id, `force-canceled by an operator: ${reason}`, {
       data: { actor: 'operator', operatorReason: reason },
-      notes: [{ type: 'operator.force_cancel', data: { reason } }],
+      notes: [{ type: 'operator.force_cancel', data: { reason, operator: actor.operator } }],
     });
     return this.view(id);
   }
 
   /** A CONFIRM_PENDING order runs its next step now; TRY_SUCCESS answers unchanged; terminal ones 409. */
-  async retryNow(id: string): Promise<AdminOrder> {
+  async retryNow(id: string, actor: Actor): Promise<AdminOrder> {
     const current = await this.view(id);
     if (current.status === 'CONFIRM_SUCCESS') throw new AppError('ORDER_CONFIRMED', `order ${id} is confirmed`);
     if (current.status === 'CANCELED' || current.status === 'PAY_FAILED') throw new AppError('ORDER_CANCELED', `order ${id} is ${current.status}`);
     if (current.status !== 'CONFIRM_PENDING') return current;
-    await this.db.sql.exec(ADMIN_SQL.retryNow, [id, 'CONFIRM_PENDING']);
+    await this.db.sql.exec(ADMIN_SQL.retryNow, [id, 'CONFIRM_PENDING', actor.operator]);
     await this.confirm.advance(id);
     return this.view(id);
   }
 
-  async acknowledge(id: string, reason: string): Promise<AdminOrder> {
+  async acknowledge(id: string, reason: string, actor: Actor): Promise<AdminOrder> {
     await this.view(id);
-    await this.db.sql.exec(ADMIN_SQL.acknowledge, [id, reason, REFUND.needsAttention, REFUND.pending]);
+    await this.db.sql.exec(ADMIN_SQL.acknowledge, [id, reason, REFUND.needsAttention, REFUND.pending, actor.operator]);
     return this.view(id);
   }
 
@@ -113,24 +131,44 @@ export class AdminService {
 
   async list(q: ListOrdersQuery): Promise<{ data: AdminOrder[]; nextCursor: string | null }> {
     const limit = q.limit ? Number(q.limit) : 100;
-    const after = q.cursor ? (this.cursors.decode(q.cursor, 2, isPosition) as Position) : undefined;
-    const rows = await this.db.sql.rows<ViewRow>(ADMIN_SQL.list, [
+    const newest = q.sort === 'newest';
+    const cursors = newest ? this.newestCursors : this.cursors;
+    const after = q.cursor ? (cursors.decode(q.cursor, 2, isPosition) as Position) : undefined;
+    const rows = await this.db.sql.rows<ViewRow>(newest ? ADMIN_SQL.listNewest : ADMIN_SQL.list, [
       q.status ?? null,
-      q.needsAttention === undefined ? null : q.needsAttention === 'true',
-      q.olderThanMinutes === undefined ? null : Number(q.olderThanMinutes),
-      q.customerId ?? null,
-      q.sku ?? null,
+      ...filterParams(q),
       after?.[0] ?? null,
       after?.[1] ?? null,
       limit + 1,
     ]);
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
-    return { data: page.map(view), nextCursor: rows.length > limit && last ? this.cursors.encode([last.created_at, last.id]) : null };
+    return { data: page.map(view), nextCursor: rows.length > limit && last ? cursors.encode([last.created_at, last.id]) : null };
+  }
+
+  /** How many orders the filters match: in all, and per status with the other filters. */
+  async counts(q: OrderCountsQuery): Promise<{ total: number; byStatus: Record<string, number> }> {
+    const rows = await this.db.sql.rows<{ status: string; n: number }>(ADMIN_SQL.counts, filterParams(q));
+    const byStatus = Object.fromEntries(ORDER_STATUSES.map((s) => [s, rows.find((r) => r.status === s)?.n ?? 0]));
+    const total = q.status ? byStatus[q.status] : rows.reduce((sum, r) => sum + r.n, 0);
+    return { total, byStatus };
+  }
+
+  /** What the gateway holds for the order (read-only: nothing is charged or refunded here). */
+  async payments(id: string): Promise<{ data: GatewayPayment[] }> {
+    await this.view(id);
+    try {
+      return { data: await this.gateway.lookup(id) };
+    } catch (err) {
+      if (err instanceof GatewayUnavailableError || err instanceof GatewayRejectedError) {
+        throw new AppError('SERVICE_UNAVAILABLE', `the payment gateway did not answer: ${err.message}`);
+      }
+      throw err;
+    }
   }
 
   /** Force-cancels every holding order the filter matches, at most 1000 a call; a dry run only counts. */
-  async bulkCancel(body: BulkCancelBody): Promise<{ matched: number; canceled: string[] }> {
+  async bulkCancel(body: BulkCancelBody, actor: Actor): Promise<{ matched: number; canceled: string[] }> {
     const f = body.filter;
     const statuses = f.status ? HOLDING.filter((s) => s === f.status) : HOLDING;
     if (statuses.length === 0) return { matched: 0, canceled: [] };
@@ -144,7 +182,7 @@ export class AdminService {
           try {
             const r = await this.cancels.cancel(id, `force-canceled by an operator (bulk): ${body.reason}`, {
               data: { actor: 'operator', operatorReason: body.reason, bulk: true },
-              notes: [{ type: 'operator.force_cancel', data: { reason: body.reason, bulk: true } }],
+              notes: [{ type: 'operator.force_cancel', data: { reason: body.reason, bulk: true, operator: actor.operator } }],
             });
             if (r.won) canceled.push(id); // not one canceled meanwhile by its client or its TTL
           } catch (err) {

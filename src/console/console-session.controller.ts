@@ -6,9 +6,10 @@ import { ApiErrors, ApiJson, ApiJsonBody, ref } from '../http/api-docs.js';
 import { csrfMatches, forbidden } from '../http/auth.js';
 import { cameOverHttps, clearedSessionCookie, SESSION_COOKIE, sessionCookie, sessionIdOf } from '../http/session-cookie.js';
 import { NoBody } from '../http/schemas.js';
-import { BodyPipe, validateBody } from '../http/validation.js';
+import { validateBody } from '../http/validation.js';
 import { ConsoleSession, ConsoleSessions } from './console-sessions.js';
 import { ConsoleSessionView, SignInBody } from './console.schemas.js';
+import { SignInThrottle } from './sign-in-throttle.js';
 
 const SESSION = ref('ConsoleSession', ConsoleSessionView);
 
@@ -19,18 +20,33 @@ const SESSION = ref('ConsoleSession', ConsoleSessionView);
 @ApiTags('console')
 @Controller('console/session')
 export class ConsoleSessionController {
-  constructor(private readonly sessions: ConsoleSessions) {}
+  constructor(
+    private readonly sessions: ConsoleSessions,
+    private readonly throttle: SignInThrottle,
+  ) {}
 
   @Post()
   @HttpCode(200)
   @ApiOperation({ operationId: 'signIn', summary: `Sign in with the admin token: sets the ${SESSION_COOKIE} session cookie` })
   @ApiJsonBody(SignInBody)
   @ApiJson(200, SESSION)
-  @ApiErrors('UNAUTHORIZED', 'PAYLOAD_TOO_LARGE', 'MALFORMED_JSON', 'VALIDATION_FAILED')
-  async signIn(@Body(new BodyPipe(SignInBody)) body: SignInBody, @Req() req: FastifyRequest, @Res({ passthrough: true }) res: FastifyReply): Promise<ConsoleSession> {
+  @ApiErrors('UNAUTHORIZED', 'RATE_LIMITED', 'PAYLOAD_TOO_LARGE', 'MALFORMED_JSON', 'VALIDATION_FAILED')
+  async signIn(@Body() raw: unknown, @Req() req: FastifyRequest, @Res({ passthrough: true }) res: FastifyReply): Promise<ConsoleSession> {
     res.header('cache-control', 'no-store');
+    // After too many wrong tokens from this address, even the right one waits: the answer must not
+    // tell a guesser that a guess was right. Checked before the body, as the contract ranks 429.
+    const address = req.socket.remoteAddress ?? 'unknown';
+    const waitS = await this.throttle.waitFor(address);
+    if (waitS !== undefined) {
+      res.header('retry-after', String(waitS));
+      throw new AppError('RATE_LIMITED', `too many wrong admin tokens from this address; try again in ${waitS} s`);
+    }
+    const body = validateBody(SignInBody, raw) as SignInBody;
     const session = await this.sessions.signIn(body.token, body.name?.trim() || null);
-    if (!session) throw new AppError('UNAUTHORIZED', 'that is not the admin token');
+    if (!session) {
+      await this.throttle.failed(address);
+      throw new AppError('UNAUTHORIZED', 'that is not the admin token');
+    }
     res.header('set-cookie', sessionCookie(session.sessionId, this.sessions.ttlSeconds, cameOverHttps(req)));
     return { csrfToken: session.csrfToken, expiresAt: session.expiresAt, operator: session.operator };
   }

@@ -6,6 +6,7 @@ import { PaymentsModule } from '../payments/payments.module.js';
 import { ConsoleSessionController } from './console-session.controller.js';
 import { ConsoleSessions } from './console-sessions.js';
 import { ConsoleStats, ConsoleStatsController } from './console-stats.js';
+import { SignInThrottle } from './sign-in-throttle.js';
 
 /** The operator console's sessions and figures (ROLE api, all); main.ts serves its page. */
 @Module({})
@@ -14,7 +15,7 @@ export class ConsoleModule {
     return roleModule(ConsoleModule, config, () => ({
       imports: [PaymentsModule, PeriodicModule],
       controllers: config.runsHttp ? [ConsoleSessionController, ConsoleStatsController] : [],
-      providers: config.runsHttp ? [ConsoleSessions, ConsoleStats] : [],
+      providers: config.runsHttp ? [ConsoleSessions, ConsoleStats, SignInThrottle] : [],
     }));
   }
 }

@@ -151,12 +151,25 @@ export function frameworkErrors(auth: () => Authenticator) {
  */
 function afterAuth(auth: Authenticator, req: FastifyRequest, reply: FastifyReply, route: string | undefined, next: () => void): void {
   const settle = (denied: Verdict) => {
-    if (denied) sendProblem(reply, denied.code, denied.message, denied.extra);
-    else next();
+    if (!denied) next();
+    else if (denied.code === 'UNAUTHORIZED' && wantsSignInPage(req, route)) redirectToSignIn(reply);
+    else sendProblem(reply, denied.code, denied.message, denied.extra);
   };
   const verdict = auth.check(req, reply, route);
   if (verdict instanceof Promise) verdict.then(settle, (err: unknown) => answerError(err, reply));
   else settle(verdict);
+}
+
+/** The queue dashboard is a page: a browser opening it without a session is sent to sign in (an API client still gets 401). */
+const SIGN_IN_PAGE = '/console?next=%2Fadmin%2Fqueues';
+
+function wantsSignInPage(req: FastifyRequest, route: string | undefined): boolean {
+  const accept = req.headers.accept;
+  return (req.method === 'GET' || req.method === 'HEAD') && route !== undefined && /^\/admin\/queues(?:\/(?!api\/)|$)/.test(route) && typeof accept === 'string' && accept.includes('text/html');
+}
+
+function redirectToSignIn(reply: FastifyReply): void {
+  reply.header('cache-control', 'no-store').header('location', SIGN_IN_PAGE).code(302).send();
 }
 
 /**

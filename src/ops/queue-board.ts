@@ -42,7 +42,10 @@ function describeBoardAnswer(payload: unknown): { detail: string; field?: string
 export async function registerQueueBoard(app: FastifyInstance, jobs: JobScheduler, basePath = '/admin/queues'): Promise<void> {
   const adapter = new FastifyAdapter();
   adapter.setBasePath(basePath);
-  createBullBoard({ queues: Object.values(jobs.queues).map((q) => new BullMQAdapter(q)), serverAdapter: adapter });
+  // Read-only: the dashboard shows queues and jobs but offers no action. Its page sends state changes
+  // without the console's anti-CSRF token, so an action it offered would fail for every console
+  // session; jobs are driven by the service (and the sweeper), not by hand.
+  createBullBoard({ queues: Object.values(jobs.queues).map((q) => new BullMQAdapter(q, { readOnlyMode: true })), serverAdapter: adapter });
   adapter.setErrorHandler((err: Error & { statusCode?: number }) => {
     // A body refused by the service's own parser (input rules, size), then anything else.
     const problem =

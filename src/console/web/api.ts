@@ -7,6 +7,8 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** Retry-After, in seconds, when the answer carried one (429). */
+    readonly retryAfter?: number,
   ) {
     super(message);
   }
@@ -15,6 +17,7 @@ export class ApiError extends Error {
 export interface Session {
   csrfToken: string;
   expiresAt: string;
+  operator?: string | null;
 }
 
 let csrfToken: string | undefined;
@@ -50,7 +53,8 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   }
   if (res.ok) return parsed as T;
   const problem = (parsed ?? {}) as { code?: string; detail?: string; title?: string };
-  const error = new ApiError(res.status, problem.code ?? `HTTP_${res.status}`, problem.detail ?? problem.title ?? `The service answered ${res.status}.`);
+  const retryAfter = Number(res.headers.get('retry-after')) || undefined;
+  const error = new ApiError(res.status, problem.code ?? `HTTP_${res.status}`, problem.detail ?? problem.title ?? `The service answered ${res.status}.`, retryAfter);
   if (res.status === 401 && path.startsWith('/admin')) {
     setSession(undefined);
     onSessionLost();

@@ -15,14 +15,33 @@ function fractionDigits(currency: string): number {
   return digits;
 }
 
-/** Minor units as the currency writes them: 2500 USD → "$25.00". */
+/**
+ * Minor units in major units with the currency's code: 4250 USD → "42.50 USD", 500 JPY → "500 JPY".
+ * Digits are grouped by nothing, so the figure reads the same in every locale and copies cleanly.
+ */
 export function money(minor: number, currency: string): string {
   const digits = fractionDigits(currency);
-  try {
-    return new Intl.NumberFormat('en', { style: 'currency', currency, minimumFractionDigits: digits, maximumFractionDigits: digits }).format(minor / 10 ** digits);
-  } catch {
-    return `${minor} ${currency} (minor units)`;
-  }
+  const sign = minor < 0 ? '-' : '';
+  const abs = Math.abs(minor);
+  if (digits === 0) return `${sign}${abs} ${currency}`;
+  const unit = 10 ** digits;
+  return `${sign}${Math.floor(abs / unit)}.${String(abs % unit).padStart(digits, '0')} ${currency}`;
+}
+
+/** How far a time is from now, in words: "3 min ago", "in 2 h 5 min", "just now". */
+export function relative(iso: string | null | undefined, now = Date.now()): string {
+  if (!iso) return '';
+  const at = Date.parse(iso);
+  if (Number.isNaN(at)) return '';
+  const diffS = Math.round((at - now) / 1000);
+  const s = Math.abs(diffS);
+  if (s < 5) return 'just now';
+  let text: string;
+  if (s < 60) text = `${s} s`;
+  else if (s < 3600) text = `${Math.floor(s / 60)} min`;
+  else if (s < 86_400) text = `${Math.floor(s / 3600)} h${Math.floor((s % 3600) / 60) ? ` ${Math.floor((s % 3600) / 60)} min` : ''}`;
+  else text = `${Math.floor(s / 86_400)} d${Math.floor((s % 86_400) / 3600) ? ` ${Math.floor((s % 86_400) / 3600)} h` : ''}`;
+  return diffS < 0 ? `${text} ago` : `in ${text}`;
 }
 
 /** An ISO time as "2026-11-02 14:03:07 UTC": operators compare times across regions and logs. */

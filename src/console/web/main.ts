@@ -1,10 +1,13 @@
 import { api, ApiError, Session, setSession, whenSessionLost } from './api.js';
 import { h, show } from './dom.js';
+import { leaveView } from './lifecycle.js';
 import { createNav } from './nav.js';
 import { inventoryView } from './views/inventory.js';
+import { notFoundView } from './views/not-found.js';
 import { orderView } from './views/order.js';
 import { ordersView } from './views/orders.js';
 import { signInView } from './views/sign-in.js';
+import { webhooksView } from './views/webhooks.js';
 
 /**
  * The operator console: one page that routes in the browser (/console, /console/orders/{id},
@@ -12,9 +15,10 @@ import { signInView } from './views/sign-in.js';
  */
 const root = document.getElementById('app')!;
 let signedIn = false;
+let operator: string | null = null;
 const nav = createNav(render);
 
-type Route = { view: 'orders' } | { view: 'order'; id: string } | { view: 'inventory' };
+type Route = { view: 'orders' } | { view: 'order'; id: string } | { view: 'inventory' } | { view: 'webhooks' } | { view: 'not-found' };
 
 function route(): Route {
   const path = location.pathname.replace(/\/+$/, '');
@@ -29,11 +33,14 @@ function route(): Route {
     return { view: 'order', id };
   }
   if (path === '/console/inventory') return { view: 'inventory' };
-  return { view: 'orders' };
+  if (path === '/console/webhooks') return { view: 'webhooks' };
+  if (path === '/console' || path === '') return { view: 'orders' };
+  return { view: 'not-found' };
 }
 
 function render(): void {
   if (!signedIn) return;
+  leaveView();
   const r = route();
   const main = h('main', { id: 'main', tabindex: '-1' });
   const item = (href: string, label: string, active: boolean) => {
@@ -51,21 +58,37 @@ function render(): void {
       h(
         'nav',
         { 'aria-label': 'Console' },
-        h('ul', null, item('/console', 'Orders', r.view !== 'inventory'), item('/console/inventory', 'Inventory', r.view === 'inventory'), h('li', null, h('a', { href: '/admin/queues' }, 'Queue dashboard'))),
+        h(
+          'ul',
+          null,
+          item('/console', 'Orders', r.view === 'orders' || r.view === 'order'),
+          item('/console/inventory', 'Inventory', r.view === 'inventory'),
+          item('/console/webhooks', 'Webhooks', r.view === 'webhooks'),
+          h('li', null, h('a', { href: '/admin/queues' }, 'Queue dashboard')),
+        ),
       ),
-      h('button', { type: 'button', class: 'link-button', onclick: () => void signOut() }, 'Sign out'),
+      h('span', { class: 'who' }, operator ? `Signed in as ${operator}` : null, h('button', { type: 'button', class: 'link-button', onclick: () => void signOut() }, 'Sign out')),
     ),
     main,
   );
   if (r.view === 'order') orderView(main, nav, r.id);
   else if (r.view === 'inventory') inventoryView(main);
+  else if (r.view === 'webhooks') webhooksView(main, nav);
+  else if (r.view === 'not-found') notFoundView(main, nav, 'There is no such page in the console.');
   else ordersView(main, nav);
 }
 
 function signIn(notice?: string): void {
   signedIn = false;
-  signInView(root, notice, () => {
+  leaveView();
+  signInView(root, notice, (session) => {
+    // Sent here from the queue dashboard (it redirects a browser without a session): back to it.
+    if (new URLSearchParams(location.search).get('next') === '/admin/queues') {
+      location.assign('/admin/queues');
+      return;
+    }
     signedIn = true;
+    operator = session.operator ?? null;
     render();
   });
 }
@@ -92,7 +115,9 @@ whenSessionLost(() => signIn('Your session has ended. Sign in again.'));
 
 async function start(): Promise<void> {
   try {
-    setSession(await api<Session>('GET', '/console/session'));
+    const session = await api<Session>('GET', '/console/session');
+    setSession(session);
+    operator = session.operator ?? null;
     signedIn = true;
     render();
   } catch (err) {

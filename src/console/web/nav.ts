@@ -4,6 +4,8 @@ import { Child, h } from './dom.js';
 export interface Nav {
   link(href: string, ...children: Child[]): HTMLAnchorElement;
   go(href: string): void;
+  /** A new history entry with `state` (what the URL cannot hold), then the view it names. */
+  push(href: string, state: unknown): void;
 }
 
 export function createNav(render: () => void): Nav {
@@ -14,6 +16,10 @@ export function createNav(render: () => void): Nav {
   };
   return {
     go,
+    push(href, state) {
+      history.pushState(state, '', href);
+      render();
+    },
     link(href, ...children) {
       return h(
         'a',

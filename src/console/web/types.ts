@@ -30,3 +30,45 @@ export interface Stats {
   needingAttention: number;
   breaker: string;
 }
+
+/** GET /admin/orders/counts: orders the filters match, in all and per status under the other filters. */
+export interface OrderCounts {
+  total: number;
+  byStatus: Record<string, number>;
+}
+
+/** A payment as the gateway holds it (GET /admin/orders/{id}/payment). */
+export interface GatewayPayment {
+  id: string;
+  status: 'succeeded' | 'declined';
+  amountMinor: number;
+  currency: string;
+  reference: string;
+  refundedMinor: number;
+}
+
+export interface WebhookEndpoint {
+  name: string;
+  url: string;
+  events: string[];
+}
+
+export interface WebhookDelivery {
+  id: string;
+  type: string;
+  orderId: string | null;
+  status: string;
+  attempts: number;
+  lastError: string | null;
+  createdAt: string;
+}
+
+/** The order list as its URL states it: filters and sort, so Back, reload and a shared link agree. */
+export interface Filters {
+  status: string;
+  needsAttention: boolean;
+  customerId: string;
+  sku: string;
+  olderThanMinutes: string;
+  sort: 'oldest' | 'newest';
+}

@@ -1,8 +1,12 @@
 import { api, ApiError, seg } from '../api.js';
 import { h, show, uid } from '../dom.js';
-import { money, orDash, time } from '../format.js';
+import { money, orDash, relative, time } from '../format.js';
+import { listUrl } from '../lifecycle.js';
 import type { Nav } from '../nav.js';
-import type { AdminOrder, TimelineEvent } from '../types.js';
+import type { AdminOrder, GatewayPayment, TimelineEvent } from '../types.js';
+import { autoRefresh, copyButton } from '../widgets.js';
+import { attentionNotice } from './attention.js';
+import { notFoundView } from './not-found.js';
 import { statusBadge } from './orders.js';
 
 interface Action {
@@ -10,51 +14,67 @@ interface Action {
   path: string;
   /** The admin API records a reason for it (and refuses the call without one). */
   needsReason: boolean;
+  /** Asks "are you sure" naming the order and its amount before it runs. */
+  confirm?: string;
   done: string;
 }
 
-const ACTIONS: Action[] = [
-  { label: 'Force confirm', path: 'force-confirm', needsReason: true, done: 'Force-confirmed' },
-  { label: 'Force cancel', path: 'force-cancel', needsReason: true, done: 'Force-canceled' },
-  { label: 'Retry now', path: 'retry-now', needsReason: false, done: 'Retried' },
-];
+const FORCE_CONFIRM: Action = { label: 'Force confirm', path: 'force-confirm', needsReason: true, confirm: 'Force-confirm', done: 'Force-confirmed' };
+const FORCE_CANCEL: Action = { label: 'Force cancel', path: 'force-cancel', needsReason: true, confirm: 'Force-cancel', done: 'Force-canceled' };
+const RETRY_NOW: Action = { label: 'Retry now', path: 'retry-now', needsReason: false, done: 'Retried' };
 const ACKNOWLEDGE: Action = { label: 'Acknowledge', path: 'acknowledge', needsReason: true, done: 'Acknowledged' };
+
+/** What the order's state allows: nothing on a terminal order but acknowledging it, no Retry now before a Confirm. */
+function actionsFor(o: AdminOrder): Action[] {
+  const byState: Record<string, Action[]> = { TRY_SUCCESS: [FORCE_CONFIRM, FORCE_CANCEL], CONFIRM_PENDING: [FORCE_CONFIRM, FORCE_CANCEL, RETRY_NOW] };
+  return [...(byState[o.status] ?? []), ...(o.needsAttention ? [ACKNOWLEDGE] : [])];
+}
+
+/** The gateway can hold a payment only for an order that reached it. */
+const reachedGateway = (o: AdminOrder) => o.confirmAttempts > 0 || o.paymentId !== null || o.refundStatus !== null;
 
 /** One order: what it is, what happened to it, and the operator's actions on it. */
 export function orderView(main: HTMLElement, nav: Nav, id: string): void {
-  document.title = 'Order · TCC operator console';
+  document.title = `Order ${id} · TCC operator console`;
   const details = h('div', { 'aria-busy': 'true' }, h('p', { class: 'hint' }, 'Loading…'));
+  const attention = h('div');
+  const payment = h('div', null, h('p', { class: 'hint' }, 'Loading…'));
   const timeline = h('ol', { class: 'timeline' });
   const reasonId = uid('reason');
   const reason = h('input', { id: reasonId, type: 'text', name: 'reason', maxlength: 500, autocomplete: 'off', 'aria-describedby': `${reasonId}-hint` });
+  const reasonField = h(
+    'div',
+    { class: 'field' },
+    h('label', { for: reasonId }, 'Reason'),
+    reason,
+    h('p', { id: `${reasonId}-hint`, class: 'hint' }, 'Force confirm, Force cancel and Acknowledge need a reason; it is recorded on the timeline. Retry now takes none.'),
+  );
+  const confirmBox = h('div');
   const outcome = h('p', { class: 'message', role: 'status', 'aria-live': 'polite' });
   const buttons = h('div', { class: 'actions' });
+  const actionForm = h('form', { class: 'action-form', onsubmit: (e: Event) => e.preventDefault() }, reasonField, buttons, confirmBox);
   let current: AdminOrder | undefined;
+  let events: TimelineEvent[] = [];
+  let paymentShownFor: string | undefined;
 
   show(
     main,
-    h('p', { class: 'crumbs' }, nav.link('/console', '← Orders')),
-    h('h1', null, 'Order ', h('code', { class: 'order-id' }, id)),
+    h('p', { class: 'crumbs' }, nav.link(listUrl(), '← Orders')),
+    h('div', { class: 'title-row' }, h('h1', null, 'Order ', h('code', { class: 'order-id' }, id)), autoRefresh(() => load())),
+    attention,
     h('section', { class: 'card', 'aria-labelledby': 'details-heading' }, h('h2', { id: 'details-heading', class: 'visually-hidden' }, 'Details'), details),
-    h(
-      'section',
-      { class: 'card', 'aria-labelledby': 'actions-heading' },
-      h('h2', { id: 'actions-heading' }, 'Actions'),
-      h(
-        'form',
-        { class: 'action-form', onsubmit: (e: Event) => e.preventDefault() },
-        h('div', { class: 'field' }, h('label', { for: reasonId }, 'Reason'), reason, h('p', { id: `${reasonId}-hint`, class: 'hint' }, 'Force confirm, Force cancel and Acknowledge need a reason; it is recorded on the timeline. Retry now takes none.')),
-        buttons,
-      ),
-      outcome,
-    ),
+    h('section', { class: 'card', 'aria-labelledby': 'actions-heading' }, h('h2', { id: 'actions-heading' }, 'Actions'), actionForm, outcome),
+    h('section', { class: 'card', 'aria-labelledby': 'payment-heading' }, h('h2', { id: 'payment-heading' }, 'Payment'), payment),
     h('section', { class: 'card', 'aria-labelledby': 'timeline-heading' }, h('h2', { id: 'timeline-heading' }, 'Timeline'), timeline),
   );
 
   function showOrder(o: AdminOrder): void {
+    const changed = current?.updatedAt !== o.updatedAt || current?.status !== o.status;
     current = o;
     details.removeAttribute('aria-busy');
-    const row = (label: string, ...value: (Node | string)[]) => h('div', { class: 'detail' }, h('dt', null, label), h('dd', null, ...value));
+    const row = (label: string, ...value: (Node | string | null)[]) => h('div', { class: 'detail' }, h('dt', null, label), h('dd', null, ...value));
+    const when = (iso: string | null) => (iso ? [time(iso), h('span', { class: 'relative' }, ` (${relative(iso)})`)] : ['—']);
+    const holding = o.status === 'TRY_SUCCESS' || o.status === 'CONFIRM_PENDING';
     show(
       details,
       h(
@@ -63,61 +83,62 @@ export function orderView(main: HTMLElement, nav: Nav, id: string): void {
         row('Status', statusBadge(o.status)),
         row('Customer', o.customerId),
         row('Amount', money(o.amountMinor, o.currency)),
-        row('Expires', time(o.reservationExpiresAt)),
+        holding ? row('Expires', ...when(o.reservationExpiresAt)) : row('Reservation expiry', time(o.reservationExpiresAt)),
         row('Attempts', String(o.confirmAttempts)),
+        o.status === 'CONFIRM_PENDING' ? row('Next step', nextStep(o)) : null,
         row('Refund status', orDash(o.refundStatus)),
         row('Needs attention', o.needsAttention ? 'Yes' : 'No'),
-        row('Next action', time(o.nextActionAt)),
-        row('Payment', orDash(o.paymentId)),
         row('Failure reason', orDash(o.failureReason)),
-        row('Created', time(o.createdAt)),
-        row('Updated', time(o.updatedAt)),
-        row('Transaction', h('code', null, o.transactionId)),
+        row('Created', ...when(o.createdAt)),
+        row('Updated', ...when(o.updatedAt)),
+        row('Order id', h('code', null, o.id), ' ', copyButton(o.id, 'order id')),
+        row('Transaction', h('code', null, o.transactionId), ' ', copyButton(o.transactionId, 'transaction id')),
       ),
       h('h3', null, 'Items'),
       h(
-        'table',
-        { class: 'items' },
-        h('thead', null, h('tr', null, ['SKU', 'Quantity', 'Unit price', 'Line total'].map((c) => h('th', { scope: 'col' }, c)))),
+        'div',
+        { class: 'table-wrap' },
         h(
-          'tbody',
-          null,
-          o.items.map((i) =>
-            h(
-              'tr',
-              null,
-              h('td', null, nav.link(`/console/inventory?sku=${encodeURIComponent(i.sku)}`, i.sku)),
-              h('td', { class: 'num' }, String(i.quantity)),
-              h('td', { class: 'num' }, money(i.unitPriceMinor, o.currency)),
-              h('td', { class: 'num' }, money(i.unitPriceMinor * i.quantity, o.currency)),
+          'table',
+          { class: 'items' },
+          h('thead', null, h('tr', null, ['SKU', 'Quantity', 'Unit price', 'Line total', 'Allocations'].map((c) => h('th', { scope: 'col' }, c)))),
+          h(
+            'tbody',
+            null,
+            o.items.map((i) =>
+              h(
+                'tr',
+                null,
+                h('td', null, nav.link(`/console/inventory/${encodeURIComponent(i.sku)}`, i.sku)),
+                h('td', { class: 'num' }, String(i.quantity)),
+                h('td', { class: 'num' }, money(i.unitPriceMinor, o.currency)),
+                h('td', { class: 'num' }, money(i.unitPriceMinor * i.quantity, o.currency)),
+                h('td', null, allocationsOf(i).map((a) => `${a.locationId}: ${a.quantity}`).join(', ') || '—'),
+              ),
             ),
           ),
         ),
       ),
     );
-    show(buttons, [...ACTIONS, ...(o.needsAttention ? [ACKNOWLEDGE] : [])].map((a) => h('button', { type: 'button', onclick: () => void act(a) }, a.label)));
+    if (changed) showActions(o);
   }
 
-  function showTimeline(events: TimelineEvent[]): void {
-    if (events.length === 0) {
-      show(timeline, h('li', { class: 'hint' }, 'No events.'));
+  function showActions(o: AdminOrder): void {
+    show(confirmBox);
+    const actions = actionsFor(o);
+    reasonField.hidden = !actions.some((a) => a.needsReason);
+    if (actions.length === 0) {
+      show(buttons, h('p', { class: 'hint' }, `None: the order is ${o.status}, which is final.`));
       return;
     }
     show(
-      timeline,
-      events.map((e) =>
-        h(
-          'li',
-          null,
-          h('time', { datetime: e.at }, time(e.at)),
-          h('span', { class: 'event-type' }, e.type),
-          Object.keys(e.data ?? {}).length ? h('span', { class: 'event-data' }, describe(e.data)) : null,
-        ),
-      ),
+      buttons,
+      actions.map((a) => h('button', { type: 'button', onclick: () => void ask(a) }, a.label)),
     );
   }
 
-  async function act(a: Action): Promise<void> {
+  /** A force action first asks, naming the order and its amount; the others run at once. */
+  function ask(a: Action): void {
     outcome.className = 'message';
     outcome.textContent = '';
     const text = reason.value.trim();
@@ -126,15 +147,33 @@ export function orderView(main: HTMLElement, nav: Nav, id: string): void {
       reason.focus();
       return;
     }
+    if (!a.confirm || !current) return void act(a, text);
+    const o = current;
+    const yes = h('button', { type: 'button', class: 'danger', onclick: () => void act(a, text) }, `Yes, ${a.label.toLowerCase()}`);
+    show(
+      confirmBox,
+      h(
+        'div',
+        { class: 'confirm', role: 'alertdialog', 'aria-label': `Confirm ${a.label.toLowerCase()}`, 'aria-describedby': `${reasonId}-confirm` },
+        h('p', { id: `${reasonId}-confirm` }, `${a.confirm} order `, h('code', null, o.id), ` for ${money(o.amountMinor, o.currency)}?`, a === FORCE_CONFIRM ? ' Only when it was paid outside the gateway.' : ''),
+        h('div', { class: 'actions' }, yes, h('button', { type: 'button', onclick: () => show(confirmBox) }, 'No, keep it')),
+      ),
+    );
+    yes.focus();
+  }
+
+  async function act(a: Action, text: string): Promise<void> {
+    show(confirmBox);
     for (const b of buttons.querySelectorAll('button')) b.disabled = true;
     try {
-      const o = await api<AdminOrder>('POST', `/admin/orders/${seg(id)}/${a.path}`, a.needsReason ? { reason: text } : undefined);
       const before = current?.status;
+      const o = await api<AdminOrder>('POST', `/admin/orders/${seg(id)}/${a.path}`, a.needsReason ? { reason: text } : undefined);
+      current = undefined; // the buttons follow the new state
       showOrder(o);
       reason.value = '';
       outcome.className = 'message ok';
       outcome.textContent = before === o.status ? `${a.done}: the order is still ${o.status}.` : `${a.done}: the order is now ${o.status}.`;
-      await loadTimeline();
+      await Promise.all([loadTimeline(), loadPayment(o, true)]);
     } catch (err) {
       if (!(err instanceof ApiError && err.status === 401)) fail(`${a.label} refused: ${(err as Error).message}`);
     } finally {
@@ -147,30 +186,109 @@ export function orderView(main: HTMLElement, nav: Nav, id: string): void {
     outcome.textContent = text;
   }
 
+  function showTimeline(): void {
+    if (events.length === 0) return void show(timeline, h('li', { class: 'hint' }, 'No events.'));
+    show(
+      timeline,
+      events.map((e) =>
+        h(
+          'li',
+          null,
+          h('time', { datetime: e.at }, time(e.at), h('span', { class: 'relative' }, ` · ${relative(e.at)}`)),
+          h('span', { class: 'event-type' }, e.type),
+          Object.keys(e.data ?? {}).length ? h('span', { class: 'event-data' }, describe(e.data)) : null,
+        ),
+      ),
+    );
+  }
+
   async function loadTimeline(): Promise<void> {
-    const events = await api<{ data: TimelineEvent[] }>('GET', `/admin/orders/${seg(id)}/events`);
-    showTimeline(events.data);
+    events = (await api<{ data: TimelineEvent[] }>('GET', `/admin/orders/${seg(id)}/events`)).data;
+    showTimeline();
+    if (current) show(attention, attentionNotice(current, events));
+  }
+
+  /** Asks the gateway again only when the order changed since it was last asked (or when told to). */
+  async function loadPayment(o: AdminOrder, force = false): Promise<void> {
+    if (!reachedGateway(o)) return void show(payment, h('p', { class: 'hint' }, 'The order has not reached the payment gateway.'));
+    if (!force && paymentShownFor === o.updatedAt) return;
+    paymentShownFor = o.updatedAt;
+    try {
+      const r = await api<{ data: GatewayPayment[] }>('GET', `/admin/orders/${seg(id)}/payment`);
+      showPayments(r.data);
+    } catch (err) {
+      paymentShownFor = undefined;
+      if (!(err instanceof ApiError && err.status === 401)) show(payment, h('p', { class: 'message error' }, `The gateway cannot be asked now: ${(err as Error).message}`));
+    }
+  }
+
+  function showPayments(list: GatewayPayment[]): void {
+    if (list.length === 0) return void show(payment, h('p', { class: 'hint' }, 'The gateway holds no payment for this order.'));
+    show(
+      payment,
+      h(
+        'div',
+        { class: 'table-wrap' },
+        h(
+          'table',
+          { class: 'payments' },
+          h('thead', null, h('tr', null, [['Payment id'], ['Status'], ['Captured', 'num'], ['Refunded', 'num']].map(([c, cls]) => h('th', { scope: 'col', class: cls }, c)))),
+          h(
+            'tbody',
+            null,
+            list.map((p) =>
+              h(
+                'tr',
+                null,
+                h('td', null, h('code', null, p.id), ' ', copyButton(p.id, 'payment id')),
+                h('td', null, p.status),
+                h('td', { class: 'num' }, money(p.status === 'succeeded' ? p.amountMinor : 0, p.currency)),
+                h('td', { class: 'num' }, money(p.refundedMinor, p.currency)),
+              ),
+            ),
+          ),
+        ),
+      ),
+    );
   }
 
   async function load(): Promise<void> {
     try {
-      showOrder(await api<AdminOrder>('GET', `/admin/orders/${seg(id)}`));
-      await loadTimeline();
+      const o = await api<AdminOrder>('GET', `/admin/orders/${seg(id)}`);
+      showOrder(o);
+      await Promise.all([loadTimeline(), loadPayment(o)]);
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) return;
+      if (err instanceof ApiError && err.status === 404) return notFoundView(main, nav, `There is no order ${id}.`, 'Order not found');
       details.removeAttribute('aria-busy');
-      const text = err instanceof ApiError && err.status === 404 ? 'There is no order with this id.' : (err as Error).message;
-      show(details, h('p', { class: 'message error', role: 'alert' }, text));
-      show(buttons);
+      show(details, h('p', { class: 'message error', role: 'alert' }, (err as Error).message));
     }
   }
 
   void load();
 }
 
+/**
+ * When a CONFIRM_PENDING order's next step runs, in words: its next retry, unless its reservation
+ * expires first — then the expiry's gateway lookup decides it.
+ */
+function nextStep(o: AdminOrder): string {
+  const expiry = Date.parse(o.reservationExpiresAt);
+  const next = o.nextActionAt ? Date.parse(o.nextActionAt) : undefined;
+  if (next === undefined && !(expiry > Date.now())) return 'when its current attempt ends';
+  if (next === undefined || expiry <= next) return expiry <= Date.now() ? 'gateway lookup at its expiry, due now' : `gateway lookup at its expiry, ${relative(o.reservationExpiresAt)}`;
+  return next <= Date.now() ? 'next retry due now' : `next retry ${relative(o.nextActionAt)}`;
+}
+
 /** An event's data as "key: value" pairs, one line. */
 function describe(data: Record<string, unknown>): string {
   return Object.entries(data)
+    .filter(([, v]) => v !== null && v !== undefined)
     .map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`)
     .join(' · ');
+}
+
+/** Where a line's stock is held (the order JSON's `allocations`: location and quantity). */
+function allocationsOf(item: object): { locationId: string; quantity: number }[] {
+  return (item as { allocations?: { locationId: string; quantity: number }[] }).allocations ?? [];
 }
