@@ -54,7 +54,7 @@ export function inventoryView(main: HTMLElement, nav: Nav): void {
     h(
       'section',
       { class: 'card', 'aria-labelledby': 'catalogue-heading' },
-      h('h2', { id: 'catalogue-heading' }, 'SKUs'),
+      h('h2', { id: 'catalogue-heading' }, 'Catalogue'),
       h('div', { class: 'filters' }, h('div', { class: 'field inline check' }, low, h('label', { for: lowId }, 'Low stock')), listCount),
       h(
         'div',
@@ -96,7 +96,7 @@ export function inventoryView(main: HTMLElement, nav: Nav): void {
               return h(
                 'tr',
                 null,
-                h('td', null, nav.link(skuHref(i.sku), i.sku), isLow ? h('span', { class: 'flag', title: `At or below its threshold of ${i.lowStockThreshold}` }, 'low') : null),
+                h('td', null, nav.link(skuHref(i.sku), i.sku), isLow ? ' ' : null, isLow ? h('span', { class: 'flag', title: `At or below its threshold of ${i.lowStockThreshold}` }, 'low') : null),
                 h('td', { class: 'wrap' }, i.name),
                 h('td', { class: 'num' }, String(i.onHand)),
                 h('td', { class: 'num' }, String(i.reserved)),

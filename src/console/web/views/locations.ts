@@ -42,7 +42,7 @@ export function locationsView(main: HTMLElement): void {
       h('h2', { id: 'location-form-heading' }, 'Add or change a location'),
       h(
         'form',
-        { class: 'row-form', novalidate: true, onsubmit: (e: Event) => void submit(e) },
+        { class: 'row-form top', novalidate: true, onsubmit: (e: Event) => void submit(e) },
         h('div', { class: 'field' }, h('label', { for: ids.id }, 'Location id'), idInput, h('p', { id: `${ids.id}-hint`, class: 'hint' }, 'An existing id changes that location.')),
         h('div', { class: 'field' }, h('label', { for: ids.name }, 'Name'), nameInput),
         h('div', { class: 'field' }, h('label', { for: ids.priority }, 'Priority'), priorityInput, h('p', { id: `${ids.priority}-hint`, class: 'hint' }, '0-1000000, lower first.')),

@@ -80,11 +80,12 @@ export function skuView(main: HTMLElement, nav: Nav, sku: string): void {
       main,
       h('p', { class: 'crumbs' }, nav.link('/console/inventory', '← Inventory')),
       h('h1', null, 'SKU ', h('code', { class: 'order-id' }, sku)),
-      h('section', { class: 'card', 'aria-labelledby': 'stock-heading' }, h('h2', { id: 'stock-heading', class: 'visually-hidden' }, 'Stock'), summary),
       h(
         'section',
-        { class: 'card', 'aria-labelledby': 'by-location-heading' },
-        h('h2', { id: 'by-location-heading' }, 'Locations'),
+        { class: 'card', 'aria-labelledby': 'stock-heading' },
+        h('h2', { id: 'stock-heading' }, 'Stock'),
+        summary,
+        h('h3', null, 'At each location'),
         h(
           'div',
           { class: 'table-wrap' },
@@ -97,7 +98,7 @@ export function skuView(main: HTMLElement, nav: Nav, sku: string): void {
         h('h2', { id: 'adjust-heading' }, 'Adjust stock'),
         h(
           'form',
-          { class: 'row-form', novalidate: true, onsubmit: (e: Event) => void submit(e) },
+          { class: 'row-form top', novalidate: true, onsubmit: (e: Event) => void submit(e) },
           h('div', { class: 'field' }, h('label', { for: ids.location }, 'Location'), locationSelect),
           h('div', { class: 'field' }, h('label', { for: ids.delta }, 'Delta'), delta, h('p', { id: `${ids.delta}-hint`, class: 'hint' }, 'Added to on hand: 12 or -3.')),
           h('div', { class: 'field' }, h('label', { for: ids.reason }, 'Reason'), reason),
