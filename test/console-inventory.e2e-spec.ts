@@ -256,7 +256,7 @@ describe('console: inventory and locations', () => {
     const [movement] = await movements(mug, 1);
     expect(movement).toMatchObject({ sku: mug, locationId: 'wh-east', kind: 'adjustment', delta: 12, onHandAfter: 17, reason: 'received', reference: 'PO-1042', actor: 'console', operator: OPERATOR });
     expect(first[0][0]).toBe(movement.at.slice(0, 19).replace('T', ' '));
-    await shot('sku-1440');
+    await shot('sku-adjusted-1440');
 
     // Below what orders hold at default: refused in words, nothing changed.
     const count = (await movements(mug)).length;
