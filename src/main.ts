@@ -3,11 +3,11 @@ import './runtime-flags.js';
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import helmet, { type HelmetOptions } from 'helmet';
 import { AppModule } from './app.module.js';
 import { AppConfig } from './config/app-config.js';
-import { registerConsolePages } from './console/console-pages.js';
+import { ConsoleNotFound, isConsolePath, registerConsolePages } from './console/console-pages.js';
 import { ConsoleSessions } from './console/console-sessions.js';
 import { runPendingMigrations } from './database/migrate.js';
 import { Authenticator, routeOf } from './http/auth.js';
@@ -92,6 +92,19 @@ function securityHeaders(fastify: FastifyInstance): void {
   });
 }
 
+/**
+ * A console path the router cannot read (not valid percent-encoding) is a page that does not
+ * exist: the console's page says so, under the console's security headers.
+ */
+let consoleNotFound: ConsoleNotFound | undefined;
+const consoleHeaders = helmet(CONSOLE_HEADERS);
+function consolePageFor(req: FastifyRequest, reply: FastifyReply, path: string): boolean {
+  const notFound = consoleNotFound;
+  if (!notFound || !isConsolePath(path)) return false;
+  consoleHeaders(req.raw, reply.raw, () => notFound(req, reply));
+  return true;
+}
+
 /** One entry for every role: ROLE=api serves HTTP, ROLE=worker runs jobs and periodic work, all does both. */
 async function bootstrap(): Promise<void> {
   let config: AppConfig;
@@ -122,7 +135,7 @@ async function bootstrap(): Promise<void> {
     serverFactory: fastPath.serverFactory as never,
     bodyLimit: BODY_LIMIT,
     genReqId: (req: { headers: Record<string, string | string[] | undefined> }) => requestIdOf(req),
-    frameworkErrors: frameworkErrors(() => auth),
+    frameworkErrors: frameworkErrors(() => auth, (req, reply, path) => consolePageFor(req, reply, path)),
     clientErrorHandler: clientError,
     ...SERVER_LIMITS,
     return503OnClosing: false, // the fast path's server answers them, as problem+json
@@ -144,7 +157,7 @@ async function bootstrap(): Promise<void> {
   securityHeaders(fastify);
   await registerQueueBoard(fastify, app.get(JobScheduler));
   auth.useSessions(app.get(ConsoleSessions));
-  await registerConsolePages(fastify);
+  consoleNotFound = await registerConsolePages(fastify);
   app.useGlobalFilters(new ProblemFilter());
   setupSwagger(app);
   app.enableShutdownHooks(undefined, SHUTDOWN);

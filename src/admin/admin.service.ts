@@ -40,6 +40,11 @@ function view(row: ViewRow): AdminOrder {
   return { ...(JSON.parse(row.body) as AdminOrder), nextActionAt: row.next_action_at, refundStatus: row.refund_status, needsAttention: row.needs_attention };
 }
 
+/** `operator` for an event's data: the name given at console sign-in, when one was. */
+function operatorOf(actor: Actor): { operator?: string } {
+  return actor.operator ? { operator: actor.operator } : {};
+}
+
 /** The list's filters besides status, as its statements take them. */
 function filterParams(q: OrderCountsQuery): [boolean | null, number | null, string | null, string | null] {
   return [
@@ -90,7 +95,7 @@ export class AdminService {
       forced: true,
       refundWatchMs: this.refundWatchMs,
       data: { actor: 'operator', operatorReason: reason },
-      notes: [{ type: 'operator.force_confirm', data: { reason, operator: actor.operator } }],
+      notes: [{ type: 'operator.force_confirm', data: { reason, ...operatorOf(actor) } }],
     });
     const r = await this.store.apply({ ...move, actor: actor.kind, operator: actor.operator });
     if (!r.found) throw AppError.notFound(`order ${id}`);
@@ -101,7 +106,7 @@ export class AdminService {
   async forceCancel(id: string, reason: string, actor: Actor): Promise<AdminOrder> {
     await this.cancels.cancel(id, `force-canceled by an operator: ${reason}`, {
       data: { actor: 'operator', operatorReason: reason },
-      notes: [{ type: 'operator.force_cancel', data: { reason, operator: actor.operator } }],
+      notes: [{ type: 'operator.force_cancel', data: { reason, ...operatorOf(actor) } }],
     });
     return this.view(id);
   }
@@ -182,7 +187,7 @@ export class AdminService {
           try {
             const r = await this.cancels.cancel(id, `force-canceled by an operator (bulk): ${body.reason}`, {
               data: { actor: 'operator', operatorReason: body.reason, bulk: true },
-              notes: [{ type: 'operator.force_cancel', data: { reason: body.reason, bulk: true, operator: actor.operator } }],
+              notes: [{ type: 'operator.force_cancel', data: { reason: body.reason, bulk: true, ...operatorOf(actor) } }],
             });
             if (r.won) canceled.push(id); // not one canceled meanwhile by its client or its TTL
           } catch (err) {

@@ -60,7 +60,7 @@ export const ADMIN_SQL = {
     'admin_retry_now',
     `WITH u AS (UPDATE orders SET next_action_at = now()
                  WHERE id = $1 AND status = $2 AND (lease_until IS NULL OR lease_until <= now()) RETURNING id)
-     INSERT INTO order_events (order_id, type, data) SELECT id, 'operator.retry_now', jsonb_build_object('operator', $3::text) FROM u`,
+     INSERT INTO order_events (order_id, type, data) SELECT id, 'operator.retry_now', jsonb_strip_nulls(jsonb_build_object('operator', $3::text)) FROM u`,
   ),
 
   /**
@@ -73,6 +73,6 @@ export const ADMIN_SQL = {
                               refund_status = CASE WHEN refund_status = $3 THEN $4 ELSE refund_status END,
                               refund_owed_at = CASE WHEN refund_status = $3 THEN now() ELSE refund_owed_at END
                  WHERE id = $1 AND needs_attention RETURNING id)
-     INSERT INTO order_events (order_id, type, data) SELECT id, 'operator.acknowledge', jsonb_build_object('reason', $2::text, 'operator', $5::text) FROM u`,
+     INSERT INTO order_events (order_id, type, data) SELECT id, 'operator.acknowledge', jsonb_strip_nulls(jsonb_build_object('reason', $2::text, 'operator', $5::text)) FROM u`,
   ),
 } as const;

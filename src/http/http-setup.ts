@@ -115,12 +115,16 @@ function responseRecorder(setup: Pick<HttpSetup, 'metrics' | 'logger' | 'logRequ
   };
 }
 
+/** Answers a browser's GET of a page path the router could not match; false when it is no page's. */
+export type PageFallback = (req: FastifyRequest, reply: FastifyReply, path: string) => boolean;
+
 /**
  * Fastify's router errors, in the contract's words: a path segment that is not valid
  * percent-encoding is a malformed id, 404 — except where a malformed SKU is a validation error
- * (PUT /admin/inventory/{sku}, PUT /admin/webhooks/{name}). Auth still comes first.
+ * (PUT /admin/inventory/{sku}, PUT /admin/webhooks/{name}) and where a page answers (the
+ * console's, saying it found nothing). Auth still comes first.
  */
-export function frameworkErrors(auth: () => Authenticator) {
+export function frameworkErrors(auth: () => Authenticator, page: PageFallback = () => false) {
   return (err: Error, req: FastifyRequest<any, RawServerBase>, reply: FastifyReply<any, RawServerBase>): void => {
     reply.header('x-request-id', req.id);
     // No route matched, so nothing will run; the raw path only decides whether a refusal says 401
@@ -139,6 +143,7 @@ export function frameworkErrors(auth: () => Authenticator) {
         answerError(AppError.validation([{ field: 'name', message: 'name must be 1-64 characters of [A-Za-z0-9_.:-]' }]), reply as FastifyReply);
         return;
       }
+      if ((req.method === 'GET' || req.method === 'HEAD') && page(req as FastifyRequest, reply as FastifyReply, path)) return;
       answerError(new AppError('NOT_FOUND', 'no such resource'), reply as FastifyReply);
     });
     void err;

@@ -29,6 +29,10 @@ export function bulkCancel(box: HTMLElement, f: Filters, done: () => void): void
     show(panel, h('p', { class: 'message info' }, `${f.status} orders hold no stock: there is nothing to cancel.`), close);
     return;
   }
+  if (Object.keys(filter).length === 0 && !f.needsAttention) {
+    show(panel, h('p', { class: 'message info' }, 'Filter the list first (Status, Customer, SKU, Older than): Cancel matching cancels the holding orders the filters match.'), close);
+    return;
+  }
   if (f.needsAttention) {
     show(panel, h('p', { class: 'message info' }, 'Bulk cancel does not filter by "Needs attention": clear that box first, so the orders canceled are the ones listed.'), close);
     return;
