@@ -13,7 +13,8 @@ import { webhooksView } from './views/webhooks.js';
 
 /**
  * The operator console: one page that routes in the browser (/console, /console/orders/{id},
- * /console/inventory) over the admin API, signed in by an HttpOnly session cookie.
+ * /console/inventory, /console/inventory/{sku}, /console/locations, /console/webhooks) over the
+ * admin API, signed in by an HttpOnly session cookie.
  */
 const root = document.getElementById('app')!;
 let signedIn = false;
