@@ -34,8 +34,9 @@ export function whenSessionLost(handler: () => void): void {
 
 const SAFE = new Set(['GET', 'HEAD']);
 
-export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json' };
+/** `extra` adds request headers (an Idempotency-Key). */
+export async function api<T>(method: string, path: string, body?: unknown, extra?: Record<string, string>): Promise<T> {
+  const headers: Record<string, string> = { ...extra, accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (!SAFE.has(method) && csrfToken) headers['x-csrf-token'] = csrfToken;
   let res: Response;

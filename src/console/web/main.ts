@@ -3,22 +3,25 @@ import { h, show } from './dom.js';
 import { leaveView } from './lifecycle.js';
 import { createNav } from './nav.js';
 import { inventoryView } from './views/inventory.js';
+import { locationsView } from './views/locations.js';
 import { notFoundView } from './views/not-found.js';
 import { orderView } from './views/order.js';
 import { ordersView } from './views/orders.js';
 import { signInView } from './views/sign-in.js';
+import { skuView } from './views/sku.js';
 import { webhooksView } from './views/webhooks.js';
 
 /**
  * The operator console: one page that routes in the browser (/console, /console/orders/{id},
- * /console/inventory) over the admin API, signed in by an HttpOnly session cookie.
+ * /console/inventory, /console/inventory/{sku}, /console/locations, /console/webhooks) over the
+ * admin API, signed in by an HttpOnly session cookie.
  */
 const root = document.getElementById('app')!;
 let signedIn = false;
 let operator: string | null = null;
 const nav = createNav(render);
 
-type Route = { view: 'orders' } | { view: 'order'; id: string } | { view: 'inventory' } | { view: 'webhooks' } | { view: 'not-found' };
+type Route = { view: 'orders' } | { view: 'order'; id: string } | { view: 'inventory' } | { view: 'sku'; sku: string } | { view: 'locations' } | { view: 'webhooks' } | { view: 'not-found' };
 
 function route(): Route {
   const path = location.pathname.replace(/\/+$/, '');
@@ -33,6 +36,15 @@ function route(): Route {
     return { view: 'order', id };
   }
   if (path === '/console/inventory') return { view: 'inventory' };
+  const sku = /^\/console\/inventory\/([^/]+)$/.exec(path);
+  if (sku) {
+    try {
+      return { view: 'sku', sku: decodeURIComponent(sku[1]) };
+    } catch {
+      return { view: 'sku', sku: sku[1] }; // a broken escape: not a SKU, and the page says so
+    }
+  }
+  if (path === '/console/locations') return { view: 'locations' };
   if (path === '/console/webhooks') return { view: 'webhooks' };
   if (path === '/console' || path === '') return { view: 'orders' };
   return { view: 'not-found' };
@@ -62,7 +74,8 @@ function render(): void {
           'ul',
           null,
           item('/console', 'Orders', r.view === 'orders' || r.view === 'order'),
-          item('/console/inventory', 'Inventory', r.view === 'inventory'),
+          item('/console/inventory', 'Inventory', r.view === 'inventory' || r.view === 'sku'),
+          item('/console/locations', 'Locations', r.view === 'locations'),
           item('/console/webhooks', 'Webhooks', r.view === 'webhooks'),
           h('li', null, h('a', { href: '/admin/queues' }, 'Queue dashboard')),
         ),
@@ -72,7 +85,9 @@ function render(): void {
     main,
   );
   if (r.view === 'order') orderView(main, nav, r.id);
-  else if (r.view === 'inventory') inventoryView(main);
+  else if (r.view === 'inventory') inventoryView(main, nav);
+  else if (r.view === 'sku') skuView(main, nav, r.sku);
+  else if (r.view === 'locations') locationsView(main);
   else if (r.view === 'webhooks') webhooksView(main, nav);
   else if (r.view === 'not-found') notFoundView(main, nav, 'There is no such page in the console.');
   else ordersView(main, nav);

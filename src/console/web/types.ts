@@ -72,3 +72,37 @@ export interface Filters {
   olderThanMinutes: string;
   sort: 'oldest' | 'newest';
 }
+
+/** A stock location (GET /admin/locations). */
+export interface StockLocation {
+  id: string;
+  name: string;
+  priority: number;
+  active: boolean;
+}
+
+/** A page of the catalogue (GET /admin/inventory). */
+export interface InventoryPage {
+  data: Inventory[];
+  nextCursor: string | null;
+}
+
+/** One entry of a SKU's ledger (GET /admin/inventory/{sku}/movements). */
+export interface Movement {
+  id: string;
+  at: string;
+  sku: string;
+  locationId: string;
+  kind: string;
+  delta: number;
+  onHandAfter: number;
+  reason: string | null;
+  reference: string | null;
+  actor: string;
+  operator: string | null;
+}
+
+export interface MovementPage {
+  data: Movement[];
+  nextCursor: string | null;
+}
