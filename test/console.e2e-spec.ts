@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomUUID } from 'node:crypto';
@@ -11,12 +11,10 @@ import { uniqueSku } from './support/orders.js';
 /**
  * The operator console as an operator uses it: a real Chromium (Debian's /usr/bin/chromium or
  * CHROMIUM_PATH, never a downloaded one) against the built service, everything found by its role
- * and label. Set CONSOLE_SCREENSHOTS to a directory (npm run screenshots) to also save a PNG of
- * each page there.
+ * and label. The screenshots of docs/screenshots come from console-daily and console-inventory.
  */
 const h = useHarness({ CONFIRM_RETRY_BASE_MS: '600000' }); // a CONFIRM_PENDING order waits for "Retry now"
 
-const SHOTS = process.env.CONSOLE_SCREENSHOTS;
 const CUSTOMERS = ['c-alice', 'c-bob', 'c-carol', 'c-dave', 'c-erin'];
 const PAGE_SIZE = 20; // src/console/web/views/orders.ts
 
@@ -30,12 +28,6 @@ const sku = uniqueSku('MUG');
 const holding: string[] = []; // TRY_SUCCESS orders, oldest first
 let pending: string; // CONFIRM_PENDING
 let flagged: string; // needs attention
-
-async function shot(name: string): Promise<void> {
-  if (!SHOTS) return;
-  mkdirSync(SHOTS, { recursive: true });
-  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
-}
 
 async function order(customerId: string, quantity: number): Promise<string> {
   const res = await h.api.order(randomUUID(), { customerId, items: [{ sku, quantity }] });
@@ -127,7 +119,6 @@ describe('operator console', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('alert').filter({ hasText: 'not the admin token' }).waitFor();
     expect(await sessionCookie()).toBeUndefined();
-    await shot('sign-in');
     const res = await send('POST', '/console/session', {}, { token: 'not-the-admin-token-0000' });
     expect(res.status).toBe(401);
     expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
@@ -217,7 +208,6 @@ describe('operator console', () => {
     const items = await timeline.allInnerTexts();
     events.forEach((e, i) => expect(items[i]).toContain(e.type)); // the API's order: oldest first, newest last
     expect(items.some((t) => t.includes('operator.force_cancel') && t.includes('customer phoned to cancel, ticket OPS-7'))).toBe(true);
-    await shot('order');
   });
 
   it('Force confirm from a link to the order page', async () => {
@@ -259,7 +249,6 @@ describe('operator console', () => {
     const onHand = page.getByLabel('On hand');
     await onHand.waitFor();
     expect(await onHand.inputValue()).toBe(String(before.onHand));
-    await shot('inventory');
 
     await onHand.fill(String(before.reserved - 1));
     await page.getByRole('button', { name: 'Save' }).click();
@@ -284,7 +273,6 @@ describe('operator console', () => {
     expect((await api).status()).toBe(200); // the dashboard's own API calls ride on the session too
     await page.getByText('confirm-retry').first().waitFor();
     await page.getByText(/^\d+ Jobs?$/).first().waitFor();
-    await shot('queue-dashboard');
     expect((await send('GET', '/admin/queues', {})).status).toBe(401); // without the cookie
   });
 
@@ -315,7 +303,6 @@ describe('operator console', () => {
     expect(old).toBeDefined();
     await page.goto(`${h.svc.url}/console`);
     await waitForRows('the first page', (ids) => ids.length === PAGE_SIZE);
-    await shot('orders'); // here, after the actions above, the list shows a few states
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('Admin token').waitFor();
     await page.getByText('You have signed out').waitFor();
