@@ -309,6 +309,9 @@ describe('console: daily operations', () => {
     expect(await page.getByRole('region', { name: 'Actions' }).getByRole('button').allInnerTexts()).toEqual(['Force confirm', 'Force cancel', 'Retry now']);
     const timeline = page.getByRole('region', { name: 'Timeline' });
     expect(await text(timeline)).toMatch(/UTC · (just now|\d+ s ago|\d+ min ago)/);
+    // Events in words beside their names, the retry's delay as a duration rather than milliseconds.
+    expect(await text(timeline)).toMatch(/Confirm retry scheduled confirm\.retry_scheduled runs after: \d+ min/);
+    expect(await text(timeline)).not.toMatch(/inMs/);
     await shot('order-pending-1440');
     await page.getByRole('button', { name: 'Retry now' }).click();
     await details().getByText('CONFIRM_SUCCESS', { exact: true }).waitFor();
