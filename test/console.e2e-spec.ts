@@ -163,7 +163,8 @@ describe('operator console', () => {
     await waitForRows('page 1 of TRY_SUCCESS', (ids) => ids.length === PAGE_SIZE && ids[0] === holding[0]);
     expect(await page.getByRole('button', { name: 'Previous page' }).isDisabled()).toBe(true);
     await page.getByRole('button', { name: 'Next page' }).click();
-    const second = await waitForRows('page 2 of TRY_SUCCESS', (ids) => ids[0] !== holding[0]);
+    // While the page loads its table can be empty for a moment: wait for the second page's rows.
+    const second = await waitForRows('page 2 of TRY_SUCCESS', (ids) => ids.length === holding.length - PAGE_SIZE + 1 && ids[0] !== holding[0]);
     expect(second).toEqual([...holding.slice(PAGE_SIZE), flagged]);
     expect(await page.getByRole('button', { name: 'Next page' }).isDisabled()).toBe(true);
     await page.getByRole('button', { name: 'Previous page' }).click();
