@@ -5,7 +5,7 @@ export const SignInBody = Type.Object(
   {
     token: Type.String({ minLength: 1, maxLength: 4096, 'x-message': 'token must be 1-4096 characters' }),
     name: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 100, 'x-message': 'name must be 1-100 characters', description: 'Your name: recorded as `operator` with every change made in this session' }),
+      Type.String({ minLength: 1, maxLength: 100, 'x-message': 'name must be 1-100 characters', description: 'Your name: recorded as `operator` with every change made while signed in' }),
     ),
   },
   { additionalProperties: false },
