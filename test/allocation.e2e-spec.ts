@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { createTestDatabase, TestDatabase } from './support/database.js';
+import { rng } from './support/rng.js';
 
 /**
  * The allocation strategy (API.md, "Allocation") is one pure SQL function, tcc_allocate, and the
@@ -225,15 +226,6 @@ describe('tcc_try_batch, held to tcc_allocate', () => {
     key: string;
     lines: Line[];
     locationIds: string[];
-  }
-
-  /** A deterministic stream of numbers, so a failing run can be replayed. */
-  function rng(seed: number): () => number {
-    let s = seed >>> 0;
-    return () => {
-      s = (s * 1664525 + 1013904223) >>> 0;
-      return s / 2 ** 32;
-    };
   }
 
   async function state(): Promise<Map<string, Cell>> {

@@ -4,6 +4,7 @@ import { stockDrift } from './support/stock.js';
 import { holdKey } from './support/orders.js';
 import { client } from './support/http.js';
 import { startService } from './support/service.js';
+import { rng } from './support/rng.js';
 
 /**
  * The group-commit engine: concurrent Trys travel to Postgres in batches (one transaction each),
@@ -14,15 +15,6 @@ import { startService } from './support/service.js';
 const h = useHarness({ PAYMENT_TIMEOUT_MS: '5000' });
 
 const sku = (name: string) => `${name}-${randomUUID().slice(0, 8)}`;
-
-/** A deterministic stream of numbers, so a failing run can be replayed. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 /** Nothing is half-written: every order has its lines, key, barrier row and first event. */
 async function expectWholeOrders(): Promise<void> {

@@ -5,6 +5,7 @@ import { TERMINAL } from './support/orders.js';
 import { deleteQueueKeys, queuePrefix, ServiceProcess, startService } from './support/service.js';
 import { SimulatorHandle, startSimulator } from './support/simulator.js';
 import { stockDrift } from './support/stock.js';
+import { rng } from './support/rng.js';
 
 /**
  * Every way on hand and reserved move, at once, from two service processes on one database:
@@ -22,15 +23,6 @@ const procs: ServiceProcess[] = [];
 const tag = randomUUID().slice(0, 6);
 const LOCATIONS = ['default', `wh-${tag}`, `shop-${tag}`];
 const SKUS = Array.from({ length: 5 }, (_, i) => `L${i}-${tag}`);
-
-/** A deterministic stream of numbers, so a failing run can be replayed. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 beforeAll(async () => {
   db = await createTestDatabase();

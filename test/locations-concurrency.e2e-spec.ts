@@ -5,6 +5,7 @@ import { TERMINAL, waitForStatus } from './support/orders.js';
 import { deleteQueueKeys, queuePrefix, ServiceProcess, startService } from './support/service.js';
 import { SimulatorHandle, startSimulator } from './support/simulator.js';
 import { stockByLocation, stockDrift } from './support/stock.js';
+import { rng } from './support/rng.js';
 
 /**
  * Hundreds of concurrent multi-line Trys over three locations from two service processes, with
@@ -20,15 +21,6 @@ const tag = randomUUID().slice(0, 6);
 const LOCATIONS = [`wh-a-${tag}`, `wh-b-${tag}`, `shop-${tag}`];
 const SKUS = Array.from({ length: 6 }, (_, i) => `C${i}-${tag}`);
 const START: Record<string, number> = {};
-
-/** A deterministic stream of numbers, so a failing run can be replayed. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 beforeAll(async () => {
   db = await createTestDatabase();

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { createTestDatabase, TestDatabase } from './support/database.js';
+import { rng } from './support/rng.js';
 
 /**
  * The sold-out probe (tcc_probe) answers a Try without the locks the try path takes. Whatever it
@@ -29,15 +30,6 @@ interface Order {
   hash: string;
   lines: { sku: string; qty: number }[];
   locationIds: string[];
-}
-
-/** A deterministic stream of numbers, so a failing run can be replayed. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
 }
 
 /** The batch as both functions take it: each line and each allowed location names its order. */

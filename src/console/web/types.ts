@@ -37,15 +37,8 @@ export interface OrderCounts {
   byStatus: Record<string, number>;
 }
 
-/** A payment as the gateway holds it (GET /admin/orders/{id}/payment). */
-export interface GatewayPayment {
-  id: string;
-  status: 'succeeded' | 'declined';
-  amountMinor: number;
-  currency: string;
-  reference: string;
-  refundedMinor: number;
-}
+/** A payment as the gateway holds it (GET /admin/orders/{id}/payment answers the gateway's own). */
+export type { GatewayPayment } from '../../payments/gateway.types.js';
 
 export interface WebhookEndpoint {
   name: string;
