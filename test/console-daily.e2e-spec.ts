@@ -567,6 +567,13 @@ describe('console: daily operations', () => {
 
     await new Promise((r) => setTimeout(r, (wait + 1) * 1000));
     expect((await h.api.send('POST', '/console/session', { body: { token: ADMIN_TOKEN } })).status).toBe(200);
+
+    // A burst of guesses sent at once: only the first five are judged, however they interleave; the
+    // right token (which gave its attempt back above) counted for nothing.
+    const burst = await Promise.all(Array.from({ length: 12 }, () => h.api.send('POST', '/console/session', { body: wrong })));
+    const statuses = burst.map((r) => r.status).sort();
+    expect(statuses).toEqual([...Array(5).fill(401), ...Array(7).fill(429)]);
+    expect((await h.api.send('POST', '/console/session', { body: { token: ADMIN_TOKEN } })).status).toBe(429);
   }, 90_000);
 });
 

@@ -34,19 +34,24 @@ export class ConsoleSessionController {
   async signIn(@Body() raw: unknown, @Req() req: FastifyRequest, @Res({ passthrough: true }) res: FastifyReply): Promise<ConsoleSession> {
     res.header('cache-control', 'no-store');
     // After too many wrong tokens from this address, even the right one waits: the answer must not
-    // tell a guesser that a guess was right. Checked before the body, as the contract ranks 429.
+    // tell a guesser that a guess was right. Checked before the body, as the contract ranks 429; the
+    // attempt is taken before the token is judged and kept only when the token was wrong.
     const address = req.socket.remoteAddress ?? 'unknown';
-    const waitS = await this.throttle.waitFor(address);
+    const waitS = await this.throttle.attempt(address);
     if (waitS !== undefined) {
       res.header('retry-after', String(waitS));
       throw new AppError('RATE_LIMITED', `too many wrong admin tokens from this address; try again in ${waitS} s`);
     }
-    const body = validateBody(SignInBody, raw) as SignInBody;
-    const session = await this.sessions.signIn(body.token, body.name?.trim() || null);
-    if (!session) {
-      await this.throttle.failed(address);
-      throw new AppError('UNAUTHORIZED', 'that is not the admin token');
+    let session: Awaited<ReturnType<ConsoleSessions['signIn']>>;
+    try {
+      const body = validateBody(SignInBody, raw) as SignInBody;
+      session = await this.sessions.signIn(body.token, body.name?.trim() || null);
+    } catch (err) {
+      await this.throttle.giveBack(address);
+      throw err;
     }
+    if (!session) throw new AppError('UNAUTHORIZED', 'that is not the admin token');
+    await this.throttle.giveBack(address);
     res.header('set-cookie', sessionCookie(session.sessionId, this.sessions.ttlSeconds, cameOverHttps(req)));
     return { csrfToken: session.csrfToken, expiresAt: session.expiresAt, operator: session.operator };
   }
