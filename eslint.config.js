@@ -16,6 +16,11 @@ export default tseslint.config(
     },
   },
   {
+    // CommonJS config (dependency-cruiser reads CommonJS): layers.cjs is loaded with require().
+    files: ['**/*.cjs'],
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     // The operator console's page runs in the browser.
     files: ['src/console/web/**/*.ts'],
     languageOptions: { globals: { ...globals.browser } },

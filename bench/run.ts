@@ -10,9 +10,12 @@
  *
  * Env: BENCH_PG_URL (admin URL), BENCH_REDIS_URL, BENCH_SECONDS (10), BENCH_CONNECTIONS (64),
  * BENCH_PROCESSES (2), BENCH_CPU_PROF=1 (services write .cpuprofile files to bench/profiles),
- * BENCH_ONLY=spread,spread3,hot,soldout,confirm (a subset; the goals of the others are not judged),
+ * BENCH_ONLY=spread,spread3,hot,soldout,confirm,pooled,hold (a subset; the goals of the others are not judged),
  * BENCH_SPREAD3_SKUS (the spread3 workload's SKUs, each Tried once while they last; default
  * 10,000 per second of load: the ceiling's, the warm-up's and the service's).
+ *
+ * The `pooled` workload (pooled.ts) runs the Try and Try + Confirm loads through PgBouncer, which
+ * the bench starts itself, beside the same loads direct to Postgres.
  *
  * Compiled on its own (tsconfig.bench.json → dist-bench/): never part of the service's build or
  * image. It runs the built service (dist/) as separate processes and imports none of it.
@@ -25,13 +28,15 @@ import { AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { pgbouncerVersion } from './pgbouncer.js';
+import { POOLED_GOAL, POOLED_LINE, pooledWorkload, PooledResult } from './pooled.js';
 
 const ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const PROCESSES = Number(process.env.BENCH_PROCESSES ?? 2);
-const ONLY = new Set((process.env.BENCH_ONLY ?? 'spread,spread3,hot,soldout,confirm').split(','));
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'spread,spread3,hot,soldout,confirm,pooled,hold').split(','));
 const SPREAD_SKUS = 10_000;
 /**
  * spread3: every SKU has stock at three locations (besides its empty row at default), and each
@@ -433,6 +438,7 @@ async function main(): Promise<void> {
       throw new Error(`${tool} is not installed (Debian: apt-get install ${tool === 'wrk' ? 'wrk' : 'postgresql-contrib'})`);
     }
   }
+  if (ONLY.has('pooled') && !pgbouncerVersion()) throw new Error('pgbouncer is not installed (Debian: apt-get install pgbouncer), needed by the pooled workload');
   await prepareDatabase();
   await migrate();
   // Each workload runs right beside its ceiling: the raw-SQL one just before it, while no service
@@ -446,9 +452,9 @@ async function main(): Promise<void> {
   const profDir = join(process.cwd(), 'bench', 'profiles');
   const prof = process.env.BENCH_CPU_PROF === '1';
   if (prof) mkdirSync(profDir, { recursive: true });
-  const rss: number[] = new Array<number>(PROCESSES).fill(0);
+  const rss: number[] = new Array<number>(Math.max(PROCESSES, ...(ONLY.has('pooled') ? POOLED_LINE : []))).fill(0);
   const url = `http://127.0.0.1:${port}`;
-  const startService = (args: string[]) =>
+  const startService = (args: string[], serviceEnv: Record<string, string> = {}) =>
     start(
       args,
       {
@@ -461,6 +467,7 @@ async function main(): Promise<void> {
         QUEUE_PREFIX: `bench-${RUN}`,
         RESERVATION_TTL_MS: '3600000',
         ROLE: 'all',
+        ...serviceEnv,
       },
       /listening on port/,
     );
@@ -477,14 +484,22 @@ async function main(): Promise<void> {
   progress('seeding');
   await seed();
 
-  /** Fresh service processes for one workload (so a profile is that workload's), stopped after it. */
-  const serviceLoad = async (script: string, env: LoadEnv): Promise<Load> => {
+  /**
+   * Fresh service processes for one workload (so a profile is that workload's), stopped after it:
+   * BENCH_PROCESSES of them unless told, `serviceEnv` over their environment, `extraServerPids`
+   * (PgBouncer) counted with them.
+   */
+  const serviceLoad = async (
+    script: string,
+    env: LoadEnv,
+    opts: { processes?: number; serviceEnv?: Record<string, string>; extraServerPids?: number[] } = {},
+  ): Promise<Load> => {
     const services: ChildProcess[] = [];
-    for (let i = 0; i < PROCESSES; i++) {
-      services.push(await startService(prof ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, 'dist/main.js'] : ['dist/main.js']));
+    for (let i = 0; i < (opts.processes ?? PROCESSES); i++) {
+      services.push(await startService(prof ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, 'dist/main.js'] : ['dist/main.js'], opts.serviceEnv));
     }
     try {
-      return underLoad(services, url, script, env, simulator.pid);
+      return underLoad([...services, ...(opts.extraServerPids ?? []).map((pid) => ({ pid }) as ChildProcess)], url, script, env, simulator.pid);
     } finally {
       services.forEach((p, i) => (rss[i] = Math.max(rss[i], peakRssMb(p.pid!))));
       await Promise.all(services.map(stop));
@@ -492,6 +507,7 @@ async function main(): Promise<void> {
   };
 
   const rows: Row[] = [];
+  let holdParts: { sql: number; gateway: number } | undefined;
   const tryLua = 'bench/wrk/try.lua';
   const pairLua = 'bench/wrk/try-confirm.lua';
   if (ONLY.has('spread')) {
@@ -560,6 +576,42 @@ async function main(): Promise<void> {
     const ratio = service.perSec / ceiling.perSec;
     rows.push({ workload: 'Try + Confirm (gateway 5 ms)', service, ceilingName: 'raw SQL, try statement + confirm statement', ceiling, ratio, goal: '≥ 0.5', met: ratio >= 0.5 && service.errors === 0 });
   }
+  let pooled: PooledResult<Load> | undefined;
+  if (ONLY.has('pooled')) {
+    const deps = { dbUrl: dbUrl(DB), processes: PROCESSES, freePort, progress, serviceLoad };
+    pooled = await pooledWorkload(deps, { try: tryLua, pair: pairLua }, { BENCH_SKU_PREFIX: 'SPREAD-', BENCH_SKUS: String(SPREAD_SKUS) });
+    const direct = `the service straight to Postgres, ${PROCESSES} processes`;
+    for (const [workload, service, ceiling] of [
+      [`Try, spread, through PgBouncer (transaction mode), ${PROCESSES} processes`, pooled.tryPooled, pooled.tryDirect],
+      [`Try + Confirm (gateway 5 ms), through PgBouncer, ${PROCESSES} processes`, pooled.pairPooled, pooled.pairDirect],
+    ] as const) {
+      const ratio = service.perSec / ceiling.perSec;
+      rows.push({ workload, service, ceilingName: direct, ceiling, ratio, goal: `pooled / direct ≥ ${POOLED_GOAL}`, met: ratio >= POOLED_GOAL && service.errors === 0 });
+    }
+  }
+
+  if (ONLY.has('hold')) {
+    // Payment held at Try: the same Try + Confirm pairs, each order authorized at its Try and
+    // captured at its Confirm — two gateway calls a pair instead of one. Its ceiling is the same
+    // raw SQL plus the gateway's own calls (authorize + capture, straight at the simulator): a pair
+    // costs both, so the pairs a second they allow together are 1 / (1/sql + 1/gateway).
+    const sql = raw('bench/pgbench/try-confirm.sql', { skus: String(SPREAD_SKUS), prefix: 'PGSPREAD-' });
+    const gateway = underLoad([], `http://127.0.0.1:${gatewayPort}`, 'bench/wrk/gateway-hold.lua', {}, simulator.pid);
+    const service = await serviceLoad(pairLua, { BENCH_SKU_PREFIX: 'SPREAD-', BENCH_SKUS: String(SPREAD_SKUS), BENCH_HOLD: '1' });
+    const both = 1 / (1 / sql.perSec + 1 / gateway.perSec);
+    const ceiling: Load = { ...sql, perSec: both, p50: sql.p50 + gateway.p50, p99: sql.p99 + gateway.p99, errors: sql.errors + gateway.errors };
+    const ratio = service.perSec / ceiling.perSec;
+    holdParts = { sql: sql.perSec, gateway: gateway.perSec };
+    rows.push({
+      workload: 'Try with authorization + Confirm (capture; gateway 5 ms)',
+      service,
+      ceilingName: 'raw SQL, try statement + confirm statement, plus the gateway\'s authorize + capture',
+      ceiling,
+      ratio,
+      goal: '≥ 0.5',
+      met: ratio >= 0.5 && service.errors === 0,
+    });
+  }
 
   await Promise.all(children.map(stop));
   rmSync(LOG_DIR, { recursive: true, force: true });
@@ -570,8 +622,9 @@ async function main(): Promise<void> {
   console.log('| workload | service | ceiling in the same run | ratio | goal | met |');
   console.log('|---|---|---|---|---|---|');
   for (const r of rows) {
-    const unit = r.workload.startsWith('Try + Confirm') ? 'pairs/s' : r.workload.includes('409') ? 'answers/s' : 'orders/s';
-    console.log(`| ${r.workload} | ${fmt(r.service, unit)} | ${r.ceilingName}: ${fmt(r.ceiling, r.ceilingName.startsWith('bare') ? 'answers/s' : 'tx/s')} | ${r.ratio.toFixed(2)} | ${r.goal} | ${r.met === undefined ? 'not judged' : r.met ? 'yes' : '**no**'} |`);
+    const unit = r.workload.includes('+ Confirm') ? 'pairs/s' : r.workload.includes('409') ? 'answers/s' : 'orders/s';
+    const ceilingUnit = r.ceilingName.startsWith('bare') ? 'answers/s' : r.ceilingName.startsWith('the service') ? unit : 'tx/s';
+    console.log(`| ${r.workload} | ${fmt(r.service, unit)} | ${r.ceilingName}: ${fmt(r.ceiling, ceilingUnit)} | ${r.ratio.toFixed(2)} | ${r.goal} | ${r.met === undefined ? 'not judged' : r.met ? 'yes' : '**no**'} |`);
   }
   const rssMet = rss.every((m) => m < 300);
   console.log(`| peak RSS per process (highest over the workloads) | ${rss.map((m) => `${m.toFixed(0)} MB`).join(', ')} | | | < 300 MB | ${rssMet ? 'yes' : '**no**'} |`);
@@ -584,8 +637,20 @@ async function main(): Promise<void> {
     console.log(`| ${workload} | ${who} | ${c.server.toFixed(0)} | ${c.postgres.toFixed(0)} | ${c.simulator.toFixed(0)} | ${c.driver.toFixed(0)} | ${t.toFixed(0)} |`);
   };
   for (const r of rows) {
-    cpuRow(r.workload, 'service', r.service.cpu);
-    cpuRow(r.workload, r.ceilingName.startsWith('bare') ? 'bare node:http' : 'raw SQL', r.ceiling.cpu);
+    cpuRow(r.workload, r.ceilingName.startsWith('the service') ? 'service + PgBouncer' : 'service', r.service.cpu);
+    cpuRow(r.workload, r.ceilingName.startsWith('bare') ? 'bare node:http' : r.ceilingName.startsWith('the service') ? 'service, direct' : 'raw SQL', r.ceiling.cpu);
+  }
+  if (pooled) {
+    const ratios = rows.filter((r) => r.ceilingName.startsWith('the service')).map((r) => r.ratio.toFixed(2));
+    console.log(`\nPooled / direct: Try ${ratios[0]}, Try + Confirm ${ratios[1]} (goal ≥ ${POOLED_GOAL}).`);
+    console.log('\n| service processes through PgBouncer | Try, spread | p50 | p99 | errors |');
+    console.log('|---|---|---|---|---|');
+    for (const { processes, load } of pooled.line) {
+      console.log(`| ${processes} | ${load.perSec.toFixed(0)} orders/s | ${load.p50.toFixed(1)} ms | ${load.p99.toFixed(1)} ms | ${load.errors} |`);
+    }
+  }
+  if (holdParts) {
+    console.log(`\nTry with authorization + Confirm: its ceiling of ${(1 / (1 / holdParts.sql + 1 / holdParts.gateway)).toFixed(0)} pairs/s is raw SQL at ${holdParts.sql.toFixed(0)} pairs/s and the simulator at ${holdParts.gateway.toFixed(0)} authorize + capture pairs/s, one after the other.`);
   }
   if (spread3Lines) {
     const share = (n: number) => `${((100 * n) / Math.max(1, spread3Lines!.lines)).toFixed(1)} %`;

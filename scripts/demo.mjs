@@ -1,6 +1,8 @@
 #!/usr/bin/env node
-// Walks one order through the TCC happy path against a running service and prints each step:
-// seed a SKU -> Try (POST /orders) -> idempotent replay -> Confirm -> the order's timeline.
+// Walks one order of each flow through the TCC happy path against a running service and prints
+// each step: seed a SKU -> Try (POST /orders) -> idempotent replay -> Confirm (charged at the
+// gateway) -> the order's timeline; then an order whose payment is held at Try: Try with its
+// payment (authorized with the stock) -> Confirm (captured) -> its timeline.
 //
 //   DEMO_BASE_URL   the service (default http://127.0.0.1:3000)
 //   ADMIN_TOKEN     bearer token for /admin routes (default demo-admin-token)
@@ -102,7 +104,60 @@ function showOrder(o) {
     reservationExpiresAt: o.reservationExpiresAt,
     confirmAttempts: o.confirmAttempts,
     paymentId: o.paymentId,
+    ...(o.payment
+      ? {
+          payment: o.payment.status,
+          authorized: o.payment.authorizedMinor === null ? '-' : money(o.payment.authorizedMinor, o.currency),
+          authorizationExpiresAt: o.payment.authorizationExpiresAt ?? '-',
+          captured: money(o.payment.capturedMinor, o.currency),
+        }
+      : {}),
   });
+}
+
+function showTimeline(list) {
+  check(Array.isArray(list) && list.length > 0, 'expected a non-empty timeline');
+  for (const e of list) {
+    const data = e.data && Object.keys(e.data).length ? dim(JSON.stringify(e.data)) : '';
+    console.log(`       ${e.at}  ${String(e.type).padEnd(24)} ${data}`);
+  }
+}
+
+/**
+ * The second flow (API.md "Payment held at Try"): the Try carries the payment, the gateway
+ * authorizes the amount while the stock is reserved, Confirm captures what is held.
+ */
+async function heldWalk(skuPath, baseReserved, onHandBefore) {
+  const body = { customerId: 'demo-customer', items: [{ sku: SKU, quantity: 1 }], payment: { paymentToken: 'tok_demo_visa' } };
+  let order;
+  try {
+    step('Try with the payment: reserve the stock and authorize the amount (held on the card, not taken)');
+    const tried = await call('POST', '/orders', { headers: { 'Idempotency-Key': `demo-held-${Date.now().toString(36)}` }, body, expect: [201] });
+    order = tried.json;
+    showOrder(order);
+    check(order.status === 'TRY_SUCCESS' && order.payment?.status === 'authorized', `expected TRY_SUCCESS with the payment authorized, got ${order.status} / ${order.payment?.status}`);
+
+    step('Confirm: capture the amount already held, then commit the stock');
+    const confirmed = await call('POST', `/orders/${encodeURIComponent(order.id)}/confirm`, { expect: [200] });
+    order = confirmed.json;
+    showOrder(order);
+    check(order.status === 'CONFIRM_SUCCESS' && order.payment?.status === 'captured', `expected CONFIRM_SUCCESS, captured; got ${order.status} / ${order.payment?.status}`);
+    check(order.payment.capturedMinor === PRICE_MINOR, `expected ${PRICE_MINOR} captured, got ${order.payment.capturedMinor}`);
+  } catch (err) {
+    if (order && order.status !== 'CONFIRM_SUCCESS') {
+      await fetch(`${BASE}/orders/${encodeURIComponent(order.id)}/cancel`, { method: 'POST' }).catch(() => {});
+    }
+    throw err;
+  }
+  const inv = await call('GET', `/inventory/${skuPath}`, { expect: [200] });
+  showInventory(inv.json);
+  check(inv.json.onHand === onHandBefore - 1, `expected onHand ${onHandBefore - 1}, got ${inv.json.onHand}`);
+  check(inv.json.reserved === baseReserved, `expected reserved ${baseReserved}, got ${inv.json.reserved}`);
+
+  step("The held order's timeline (admin): the authorization, the capture, the payment's states");
+  const events = await call('GET', `/admin/orders/${encodeURIComponent(order.id)}/events`, { admin: true, expect: [200] });
+  showTimeline(events.json?.data ?? []);
+  return { order, inventory: inv.json };
 }
 
 async function waitForHealth() {
@@ -197,15 +252,12 @@ async function main() {
 
   step("The order's timeline (admin)");
   const events = await call('GET', `/admin/orders/${encodeURIComponent(order.id)}/events`, { admin: true, expect: [200] });
-  const list = events.json?.data ?? [];
-  check(Array.isArray(list) && list.length > 0, 'expected a non-empty timeline');
-  for (const e of list) {
-    const data = e.data && Object.keys(e.data).length ? dim(JSON.stringify(e.data)) : '';
-    console.log(`       ${e.at}  ${String(e.type).padEnd(24)} ${data}`);
-  }
+  showTimeline(events.json?.data ?? []);
 
-  console.log(`\n${green(bold('Demo finished: order'))} ${order.id} ${green(bold('is CONFIRM_SUCCESS'))}, ` +
-    `${SKU} onHand ${inv2.json.onHand}, reserved ${inv2.json.reserved}.`);
+  const held = await heldWalk(skuPath, baseReserved, inv2.json.onHand);
+
+  console.log(`\n${green(bold('Demo finished: orders'))} ${order.id} ${green(bold('(charged at Confirm) and'))} ${held.order.id} ` +
+    `${green(bold('(held at Try, captured at Confirm) are CONFIRM_SUCCESS'))}, ${SKU} onHand ${held.inventory.onHand}, reserved ${held.inventory.reserved}.`);
 }
 
 main().catch((err) => {

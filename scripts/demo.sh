@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `npm run demo`: build, start the payment-gateway simulator and the service against a local
-# Postgres and Redis, walk one order through Try and Confirm (scripts/demo.mjs), then stop both.
+# Postgres and Redis, walk one order of each flow through Try and Confirm — charged at Confirm, and
+# held at Try (authorized, then captured) — (scripts/demo.mjs), then stop both.
 #
 #   DEMO_PORT            service port (default 3000)
 #   DEMO_GATEWAY_PORT    simulator port (default 4000)

@@ -29,7 +29,7 @@ describe('AppModule.forRole', () => {
     try {
       const repeated = modules.filter((name, i) => modules.indexOf(name) !== i);
       expect(repeated).toEqual([]);
-      expect(modules).toEqual(expect.arrayContaining(['OrdersModule', 'InventoryModule', 'PaymentsModule', 'JobsModule', 'WebhooksModule', 'RecoveryModule', 'AdminModule', 'ConsoleModule', 'OpsModule', 'DatabaseModule']));
+      expect(modules).toEqual(expect.arrayContaining(['OrdersModule', 'InventoryModule', 'PaymentsModule', 'JobsModule', 'WebhooksModule', 'RecoveryModule', 'AccessModule', 'AdminModule', 'ConsoleModule', 'OpsModule', 'DatabaseModule']));
     } finally {
       await app.close();
     }
@@ -41,7 +41,7 @@ describe('AppModule.forRole', () => {
     const all = await graph('all');
     try {
       expect(worker.controllers).toEqual([]);
-      expect(api.controllers.length).toBe(15);
+      expect(api.controllers.length).toBe(19);
       expect([...all.controllers].sort()).toEqual([...api.controllers].sort());
       const workers = [JobWorkers, Sweeper, Retention, WebhookPoller];
       for (const w of workers) {

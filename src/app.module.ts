@@ -1,4 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { AccessModule } from './access/access.module.js';
 import { AdminModule } from './admin/admin.module.js';
 import { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
@@ -33,6 +34,7 @@ export class AppModule {
         WebhooksModule.forRole(config),
         JobsModule.forRole(config),
         RecoveryModule.forRole(config),
+        AccessModule.forRole(config),
         AdminModule.forRole(config),
         ConsoleModule.forRole(config),
         OpsModule.forRole(config),

@@ -315,7 +315,7 @@ describe('tcc_try_batch, held to tcc_allocate', () => {
       }
 
       const rows = await db.query<{ r_idx: number; r_outcome: string; r_body: string | null; r_sku: string | null; r_requested: number | null; r_available: number | null; r_location: string | null }>(
-        `SELECT * FROM tcc_try_batch($1::text[], $2::text[], $3::text[], $4::int[], $5::text[], $6::int[], $7::int[], $8::text[], $9, 600000, 0, $10::text[]) WHERE r_idx > 0 ORDER BY r_idx`,
+        `SELECT * FROM tcc_try_batch($1::text[], $2::text[], $3::text[], $4::int[], $5::text[], $6::int[], $7::int[], $8::text[], $9, 600000, 0, $10::text[], NULL) WHERE r_idx > 0 ORDER BY r_idx`,
         [
           orders.map((o) => o.key),
           orders.map((o) => `h-${o.key}`),

@@ -60,7 +60,7 @@ describe('import', () => {
       { sku: b, onHand: 8 },
     ]);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ created: 1, updated: 1 });
+    expect(res.body).toEqual({ created: 1, updated: 1, unchanged: 0, onHandDelta: 19 });
     const inv = (await h.api.get(`/inventory/${a}`)).body;
     expect(inv).toEqual({
       sku: a, name: 'Mug', priceMinor: 1250, currency: 'USD', onHand: 14, reserved: 0, safetyStock: 1, available: 13, lowStockThreshold: 2,
@@ -78,7 +78,7 @@ describe('import', () => {
       ['import', store, 4],
     ]);
     // The same import again changes no on hand: no movement.
-    expect((await importJson([{ sku: b, onHand: 8 }])).body).toEqual({ created: 0, updated: 1 });
+    expect((await importJson([{ sku: b, onHand: 8 }])).body).toEqual({ created: 0, updated: 0, unchanged: 1, onHandDelta: 0 });
     expect((await h.api.get(`/admin/inventory/${b}/movements`, true)).body.data).toHaveLength(2);
   });
 
@@ -91,7 +91,7 @@ describe('import', () => {
       `${b},"two\nlines",99,EUR,,,,\r\n`;
     const res = await importCsv(csv, 'text/csv; charset=utf-8');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ created: 2, updated: 0 });
+    expect(res.body).toEqual({ created: 2, updated: 0, unchanged: 0, onHandDelta: 8 });
     expect((await h.api.get(`/inventory/${a}`)).body).toMatchObject({ name: 'Mug, large "XL"', priceMinor: 1250, onHand: 8, safetyStock: 1, lowStockThreshold: 3 });
     expect((await h.api.get(`/inventory/${b}`)).body).toMatchObject({ name: 'two\nlines', priceMinor: 99, currency: 'EUR', onHand: 0, locations: [{ locationId: 'default', onHand: 0 }] });
   });
@@ -146,7 +146,7 @@ describe('import', () => {
     expect(Buffer.byteLength(csv)).toBeGreaterThan(64 * 1024);
     const res = await importCsv(csv);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ created: 10_000, updated: 0 });
+    expect(res.body).toEqual({ created: 10_000, updated: 0, unchanged: 0, onHandDelta: Array.from({ length: 10_000 }, (_, i) => i % 50).reduce((s, v) => s + v, 0) });
     const [count] = await h.db.query<{ skus: number; moves: number; total: number }>(
       `SELECT (SELECT count(*)::int FROM skus WHERE sku LIKE $1) AS skus,
               (SELECT count(*)::int FROM stock_movements WHERE sku LIKE $1 AND kind = 'import') AS moves,
@@ -155,10 +155,10 @@ describe('import', () => {
     );
     const total = Array.from({ length: 10_000 }, (_, i) => i % 50).reduce((s, v) => s + v, 0);
     expect(count).toEqual({ skus: 10_000, moves: 10_000 - 200, total });
-    // The same as JSON updates them all.
+    // The same as JSON sets every on hand to 1: those at 1 already are unchanged.
     const json = await importJson(Array.from({ length: 10_000 }, (_, i) => ({ sku: `BULK-${tag}-${String(i).padStart(5, '0')}`, onHand: 1 })));
     expect(json.status).toBe(200);
-    expect(json.body).toEqual({ created: 0, updated: 10_000 });
+    expect(json.body).toEqual({ created: 0, updated: 9_800, unchanged: 200, onHandDelta: 10_000 - total });
 
     // Other routes keep 64 KiB.
     const big = await h.api.send('PUT', `/admin/inventory/BULK-${tag}-00001`, { raw: JSON.stringify({ priceMinor: 1, currency: 'USD', onHand: 1, name: 'x'.repeat(70_000) }), admin: true });
@@ -195,7 +195,8 @@ describe('the catalogue list', () => {
     const all = await allPages(`?skuPrefix=${p}&limit=2`);
     expect(all).toEqual({ skus: [`${p}-A`, `${p}-B`, `${p}-C`, `${p}-D`, `${p}-E`], pages: 3 });
     const one = await list(`?skuPrefix=${p}-D`);
-    expect(one.body).toEqual({ data: [(await h.api.get(`/inventory/${p}-D`)).body], nextCursor: null });
+    // The inventory JSON, and where the SKU is low.
+    expect(one.body).toEqual({ data: [{ ...(await h.api.get(`/inventory/${p}-D`)).body, lowAt: expect.any(Array) }], nextCursor: null });
     const everything = await allPages('?limit=1000');
     const sorted = [...everything.skus].sort((x, y) => (Buffer.from(x) < Buffer.from(y) ? -1 : 1));
     expect(everything.skus).toEqual(sorted);

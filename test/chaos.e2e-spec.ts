@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { stockByLocation, stockDrift } from './support/stock.js';
 import { createTestDatabase, TestDatabase } from './support/database.js';
-import { REDIS_URL } from './support/env.js';
 import { client } from './support/http.js';
-import { deleteQueueKeys, queuePrefix, ServiceProcess, startService } from './support/service.js';
+import { RedisServer, startRedisServer } from './support/redis-server.js';
+import { queuePrefix, ServiceProcess, startService } from './support/service.js';
 import { SimulatorHandle, startSimulator } from './support/simulator.js';
+import { moneyAtAnyMoment } from './support/holds.js';
 
 /**
  * A short chaos run, checked against the gateway's ledger: two API and two worker processes under
@@ -13,11 +14,16 @@ import { SimulatorHandle, startSimulator } from './support/simulator.js';
  * besides default; some SKUs at one location, others spread over several, so lines split), Trys
  * with and without `locationIds`, while processes are SIGKILLed and restarted, Redis is wiped,
  * every Postgres connection is killed, a location is switched inactive and back, and the gateway
- * is slow, flaky, declines, and charges then hangs. While it runs, every stock row must reserve
- * exactly what is held there and never more than it has, its ledger adding up to its on hand.
- * When it is over and quiet, every order and branch must be ended, paid orders charged exactly
- * once, released orders not charged at all, and at every location on hand must have fallen by
- * exactly what was sold from there, with the inventory consistency check empty.
+ * is slow, flaky, declines, and charges then hangs. A share of the orders hold their payment at
+ * Try (authorized with the reservation, captured at Confirm, voided on release), their calls
+ * faulted too (authorize, then hang; capture, then a 5xx; voids that hang; holds that expired).
+ * While it runs, every stock row must reserve exactly what is held there and never more than it
+ * has, its ledger adding up to its on hand, and at the gateway no order has more than one charge,
+ * capture or authorization, each confirmed order authorized at Try exactly one capture of its
+ * amount. When it is over and quiet, every order and branch must be ended, paid orders charged (or
+ * captured) exactly once, released orders not charged at all, no authorization left open, and at
+ * every location on hand must have fallen by exactly what was sold from there, with the inventory
+ * consistency check empty.
  *
  * CHAOS_SECONDS sets the length of the storm (default 20).
  */
@@ -56,6 +62,8 @@ const ENV = {
 
 let db: TestDatabase;
 let sim: SimulatorHandle;
+/** The file's own Redis (the storm wipes it), so the files running beside it keep their queues. */
+let redis: RedisServer;
 const prefix = queuePrefix();
 const slots: { role: 'api' | 'worker'; proc?: ServiceProcess }[] = [{ role: 'api' }, { role: 'api' }, { role: 'worker' }, { role: 'worker' }];
 
@@ -64,6 +72,10 @@ const HOLDING = ['TRY_SUCCESS', 'CONFIRM_PENDING'];
 const START: Record<string, number> = {};
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Orders whose Try held their payment (API.md "Payment held at Try"). */
+const held = new Set<string>();
+/** The share of Trys that hold their payment. */
+const HELD_SHARE = 0.4;
 const pick = <T>(xs: T[]): T => xs[Math.floor(Math.random() * xs.length)];
 
 /** Every process started, and the ones the storm killed on purpose: any other must still run at the end. */
@@ -71,20 +83,19 @@ const started: { role: string; proc: ServiceProcess }[] = [];
 const killedOnPurpose = new Set<ServiceProcess>();
 
 async function boot(slot: (typeof slots)[number]): Promise<void> {
-  slot.proc = await startService({ ...ENV, DATABASE_URL: db.url, PAYMENT_GATEWAY_URL: sim.url, QUEUE_PREFIX: prefix, ROLE: slot.role });
+  slot.proc = await startService({ ...ENV, DATABASE_URL: db.url, PAYMENT_GATEWAY_URL: sim.url, QUEUE_PREFIX: prefix, REDIS_URL: redis.url, ROLE: slot.role });
   started.push({ role: slot.role, proc: slot.proc });
 }
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  sim = await startSimulator();
+  [db, sim, redis] = await Promise.all([createTestDatabase(), startSimulator(), startRedisServer()]);
 });
 
 afterAll(async () => {
   await Promise.all(slots.map((s) => s.proc?.stop()));
   await sim?.close();
   await db?.drop();
-  await deleteQueueKeys(prefix);
+  await redis?.stop();
 });
 
 /** A query of the test's own that a killed Postgres connection may fail: asked again on a fresh one. */
@@ -98,6 +109,8 @@ async function check<T>(probe: () => Promise<T>): Promise<T> {
     }
   }
 }
+
+const moneyMidStorm = () => moneyAtAnyMoment(db, sim);
 
 /** The inventory consistency check (the one behind GET /admin/inventory/consistency): its mismatched rows. */
 const inconsistencies = () => db.query(`SELECT * FROM tcc_inventory_consistency($1::text[]) WHERE r_mismatch`, [HOLDING]);
@@ -153,16 +166,21 @@ it(`keeps every invariant at every location through ${SECONDS} s of kills, Redis
     while (Date.now() < storm) {
       const key = randomUUID();
       const { items, locationIds } = basket();
+      const holds = Math.random() < HELD_SHARE;
+      const payment = holds ? { payment: { paymentToken: Math.random() < 0.05 ? 'tok_decline' : 'tok_chaos' } } : {};
+      if (holds && Math.random() < 0.3) await sim.script([pick(['authorize_then_hang', 'authorize_then_error', 'hang', 'error'] as const)]);
       let order: any;
       for (let i = 0; i < 5 && !order; i++) {
-        const res = await send('POST', '/orders', { customerId: 'chaos', items, ...(locationIds ? { locationIds } : {}) }, { 'idempotency-key': key });
-        if (res && (res.status === 200 || res.status === 201)) order = res.body;
+        const res = await send('POST', '/orders', { customerId: 'chaos', items, ...(locationIds ? { locationIds } : {}), ...payment }, { 'idempotency-key': key });
+        if (res && (res.status === 200 || res.status === 201 || res.status === 402)) order = res.body;
         else if (res && res.status === 409 && res.body?.code === 'INSUFFICIENT_STOCK') break;
         else if (res && res.status !== 503 && res.status !== 409) break;
         else await sleep(100);
       }
       if (!order) continue;
       seen.add(order.id);
+      if (holds) held.add(order.id);
+      if (order.status === 'PAY_FAILED') continue;
       if (locationIds) withLocationIds += 1;
       for (const item of order.items) {
         const total = item.allocations.reduce((n: number, a: { quantity: number }) => n + a.quantity, 0);
@@ -170,9 +188,12 @@ it(`keeps every invariant at every location through ${SECONDS} s of kills, Redis
         if (total !== item.quantity || outside.length) broken.push({ order: order.id, item, locationIds });
       }
       const roll = Math.random();
-      if (roll < 0.1) await send('POST', `/orders/${order.id}/cancel`, undefined);
-      else if (roll < 0.85) {
-        if (Math.random() < 0.3) await sim.script([pick(['charge_then_hang', 'charge_then_error', 'hang', 'error'] as const)]);
+      if (roll < 0.1) {
+        if (holds && Math.random() < 0.4) await sim.script([pick(['void_then_hang', 'void_then_error', 'hang', 'error', 'expired'] as const)], 'voidScript');
+        await send('POST', `/orders/${order.id}/cancel`, undefined);
+      } else if (roll < 0.85) {
+        if (holds && Math.random() < 0.3) await sim.script([pick(['capture_then_hang', 'capture_then_error', 'hang', 'error', 'expired'] as const)], 'captureScript');
+        else if (Math.random() < 0.3) await sim.script([pick(['charge_then_hang', 'charge_then_error', 'hang', 'error'] as const)]);
         await send('POST', `/orders/${order.id}/confirm`, Math.random() < 0.05 ? { paymentToken: 'tok_decline' } : {});
       } // else: abandoned, the TTL resolves it
     }
@@ -221,9 +242,9 @@ it(`keeps every invariant at every location through ${SECONDS} s of kills, Redis
         await boot(slot);
         done.push(`kill ${slot.role}`);
       } else if (action === 'flush') {
-        const redis = new Redis(REDIS_URL);
-        await redis.flushall();
-        redis.disconnect();
+        const wipe = new Redis(redis.url);
+        await wipe.flushall();
+        wipe.disconnect();
         done.push('flushall');
       } else if (action === 'location') {
         const res = await send('PUT', `/admin/locations/${TOGGLED}`, { name: TOGGLED, priority: 30, active: !toggledActive }, {}, true);
@@ -241,6 +262,10 @@ it(`keeps every invariant at every location through ${SECONDS} s of kills, Redis
       const drift = await check(() => stockDrift(db, SKUS));
       const mismatches = await check(inconsistencies);
       if (drift.length || mismatches.length) broken.push({ after: action, drift, mismatches });
+      // And at the gateway, whatever is still on its way: never two charges, captures or
+      // authorizations of one order, and a confirmed order authorized at Try captured exactly once.
+      const money = await check(moneyMidStorm);
+      if (money.length) broken.push({ after: action, money });
     }
     // The location back on for the quiet part.
     if (!toggledActive) {
@@ -293,25 +318,28 @@ it(`keeps every invariant at every location through ${SECONDS} s of kills, Redis
   let unsettled: string[] = [];
   do {
     const ledger = await sim.ledger();
-    const net = new Map<string, { succeeded: number; net: number }>();
+    const net = new Map<string, { succeeded: number; net: number; open: number }>();
     for (const p of ledger.payments) {
-      const e = net.get(p.reference) ?? { succeeded: 0, net: 0 };
+      const e = net.get(p.reference) ?? { succeeded: 0, net: 0, open: 0 };
       if (p.status === 'succeeded') {
         e.succeeded += 1;
-        e.net += p.amountMinor - p.refundedMinor;
+        e.net += (p.capturedMinor ?? p.amountMinor) - p.refundedMinor;
       }
+      if (p.status === 'authorized') e.open += 1;
       net.set(p.reference, e);
     }
     unsettled = [];
     for (const o of orders) {
-      const e = net.get(o.id) ?? { succeeded: 0, net: 0 };
+      const e = net.get(o.id) ?? { succeeded: 0, net: 0, open: 0 };
       expect([o.id, e.succeeded <= 1]).toEqual([o.id, true]);
       if (o.status === 'CONFIRM_SUCCESS') expect([o.id, e.net]).toEqual([o.id, Number(o.amount_minor)]);
       else if (e.net !== 0) unsettled.push(o.id); // refund on its way
+      if (e.open !== 0) unsettled.push(o.id); // a void on its way
     }
     if (unsettled.length) await sleep(500);
   } while (unsettled.length && Date.now() < deadline + 30_000);
   expect(unsettled).toEqual([]);
+  expect(await moneyMidStorm()).toEqual([]);
 
   // Every location: nothing is reserved once every order and branch has ended (reserved = what
   // holding orders and reserved branches hold there, which is nothing), on hand fell by exactly
@@ -334,12 +362,17 @@ it(`keeps every invariant at every location through ${SECONDS} s of kills, Redis
   // locationIds or never sold away from default would prove little.
   expect(byStatus.CONFIRM_SUCCESS ?? 0).toBeGreaterThan(0);
   expect((byStatus.CANCELED ?? 0) + (byStatus.PAY_FAILED ?? 0)).toBeGreaterThan(0);
+  // Orders authorized at Try took part, and some of them were captured and some released.
+  const heldStatus = await db.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM orders WHERE payment_status IS NOT NULL GROUP BY status`);
+  const heldBy = Object.fromEntries(heldStatus.map((r) => [r.status, r.n]));
+  expect(heldBy.CONFIRM_SUCCESS ?? 0).toBeGreaterThan(0);
+  expect((heldBy.CANCELED ?? 0) + (heldBy.PAY_FAILED ?? 0)).toBeGreaterThan(0);
   expect(Object.values(branchStatus).reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(branchesTried);
   expect(branchStatus.CONFIRMED ?? 0).toBeGreaterThan(0);
   expect(lines[0].split).toBeGreaterThan(0);
   expect(withLocationIds).toBeGreaterThan(0);
   expect(stock.some((s) => s.location_id !== 'default' && s.sold > 0)).toBe(true);
   process.stdout.write(
-    `chaos: ${JSON.stringify({ actions, orders: byStatus, branches: branchStatus, splitLines: lines[0].split, withLocationIds, http: statuses })}\n`,
+    `chaos: ${JSON.stringify({ actions, orders: byStatus, heldAtTry: { tried: held.size, ...heldBy }, branches: branchStatus, splitLines: lines[0].split, withLocationIds, http: statuses })}\n`,
   );
 }, (SECONDS + 200) * 1000);

@@ -11,7 +11,8 @@ import { deleteQueueKeys, queuePrefix, ServiceProcess, startService } from './su
  * A Postgres session killed while the service holds it between two queries (a failover, an
  * operator's pg_terminate_backend, an idle-session reaper): the holder must see a connection error
  * on its next query, never an uncaught exception that takes the process down. Periodic jobs hold a
- * session for their advisory lock through the whole run, so a worker is most exposed.
+ * session (on DATABASE_DIRECT_URL) for their advisory locks through their runs, so a worker is most
+ * exposed.
  */
 let db: TestDatabase;
 const prefix = queuePrefix();
@@ -42,20 +43,21 @@ it('a checked-out connection killed between queries: the next query answers SERV
   const script = `
     import pg from 'pg';
     import { Db } from './dist/database/db.js';
-    import { withSessionLock } from './dist/database/session-lock.js';
+    import { SessionLocks } from './dist/database/session-lock.js';
     const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
     const db = new Db({ url: process.env.URL, poolSize: 3 });
+    const locks = new SessionLocks(process.env.URL);
     const admin = new pg.Client({ connectionString: process.env.URL });
     await admin.connect();
 
     // A session lock whose session is killed while the work runs.
-    const locked = await withSessionLock(db, 0x7cc5_0e01, async () => {
+    const locked = await locks.withLock(0x7cc5_0e01, async () => {
       const killed = await admin.query("SELECT pg_terminate_backend(pid) AS ok FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND granted", [0x7cc5_0e01]);
       await sleep(300);
       return killed.rows.length;
     });
     // The lock went with the session: it can be taken again.
-    const again = await withSessionLock(db, 0x7cc5_0e01, async () => 'again');
+    const again = await locks.withLock(0x7cc5_0e01, async () => 'again');
 
     // A plain checked-out client killed while idle: its next query is a connection error.
     const c = await db.connect();
@@ -69,6 +71,7 @@ it('a checked-out connection killed between queries: the next query answers SERV
     const one = (await db.sql.one('SELECT 1 AS x')).x;
     console.log(JSON.stringify({ locked, again, code, one }));
     await admin.end();
+    await locks.close();
     await db.close();
   `;
   const { code, out } = await runScript(script, { URL: db.url });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { useAdminToken } from './support/browser.js';
 import { ADMIN_TOKEN } from './support/env.js';
 import { useHarness } from './support/harness.js';
 import { waitFor } from './support/http.js';
@@ -80,7 +81,7 @@ beforeAll(async () => {
   ];
   const imported = await h.api.admin('POST', '/admin/inventory/import', { items });
   expect(imported.status).toBe(200);
-  expect(imported.body).toEqual({ created: items.length, updated: 0 });
+  expect(imported.body).toMatchObject({ created: items.length, updated: 0, unchanged: 0 });
 
   expect((await h.api.putSku(mug, 2, 1250)).status).toBe(200);
   expect((await h.api.admin('PUT', `/admin/inventory/${mug}/locations/wh-east`, { onHand: 5 })).status).toBe(200);
@@ -113,6 +114,7 @@ afterAll(async () => {
 describe('console: inventory and locations', () => {
   it('signs in with "Your name"', async () => {
     await page.goto(`${h.svc.url}/console`);
+    await useAdminToken(page);
     await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
     await page.getByLabel('Your name').fill(OPERATOR);
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -172,7 +174,9 @@ describe('console: inventory and locations', () => {
   it('Inventory lists SKUs (SKU, name, on hand, reserved, available) by SKU, pages, and "Low stock" filters it', async () => {
     const all = (await h.api.admin('GET', '/admin/inventory?limit=1000')).body.data as any[];
     expect(all.length).toBeGreaterThan(PAGE_SIZE);
-    const row = (i: any) => [`${i.sku}${i.lowStockThreshold > 0 && i.available <= i.lowStockThreshold ? ' low' : ''}`, i.name, String(i.onHand), String(i.reserved), String(i.available)];
+    // The last column names the locations where the SKU is low, with their available.
+    const lowAt = (i: any) => i.lowAt.map((id: string) => `${id} (${i.locations.find((l: any) => l.locationId === id).available})`).join(', ');
+    const row = (i: any) => [`${i.sku}${i.lowStockThreshold > 0 && i.available <= i.lowStockThreshold ? ' low' : ''}`, i.name, String(i.onHand), String(i.reserved), String(i.available), lowAt(i)];
 
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Inventory' }).click();
     await page.getByRole('heading', { name: 'Inventory', exact: true }).waitFor();
@@ -188,7 +192,7 @@ describe('console: inventory and locations', () => {
 
     await page.getByLabel('Low stock').check();
     const low = await waitForRows('only the low SKUs', catalogueTable(), (r) => r.length === lowSkus.length);
-    expect(low).toEqual(lowSkus.map((sku, i) => [`${sku} low`, `Running low ${'ABC'[i]}`, '2', '0', '2']));
+    expect(low).toEqual(lowSkus.map((sku, i) => [`${sku} low`, `Running low ${'ABC'[i]}`, '2', '0', '2', 'default (2)']));
     expect(new URL(page.url()).search).toBe('?lowStock=true');
     expect(await pages.getByRole('button', { name: 'Next page' }).isDisabled()).toBe(true);
     await page.reload();
@@ -345,8 +349,14 @@ describe('console: inventory and locations', () => {
           expect(w.right).toBeLessThanOrEqual(width);
           expect(w.overflow).toBe('auto');
         }
-        // The movements table is wider than a phone: it scrolls inside its box, not the page.
-        if (name === 'sku' && width === 390) expect(fit.wraps.some((w) => w.scroll > w.client)).toBe(true);
+        // On a phone each movement is a card that shows its change, its reason and who made it.
+        if (name === 'sku' && width === 390) {
+          const card = movementsTable().locator('tbody tr').first();
+          for (const label of ['Delta', 'Reason', 'By']) {
+            const box = await card.locator(`td[data-label="${label}"]`).boundingBox();
+            expect({ label, right: box!.x + box!.width <= width, shown: box!.width > 0 }).toEqual({ label, right: true, shown: true });
+          }
+        }
       }
     }
     await page.setViewportSize({ width: 1440, height: 900 });

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Answer } from './support/http.js';
+import { Answer, client } from './support/http.js';
 import { useHarness } from './support/harness.js';
 
 const h = useHarness({});
@@ -52,12 +52,13 @@ describe('UNAUTHORIZED on admin and participant routes', () => {
   ];
 
   it.each(routes.flatMap(([m, p, b]) => auths.map(([label, h]) => [m, p, label, h, b] as const)))('%s %s with %s is 401', async (method, path, _label, headers, body) => {
-    expectProblem(await h.api.send(method, path, { body, headers }), 401, 'UNAUTHORIZED');
+    // Each from an address of its own: the wrong credentials here must not throttle the file's others.
+    expectProblem(await client(h.svc.url, { from: 'anywhere' }).send(method, path, { body, headers }), 401, 'UNAUTHORIZED');
   });
 
   it.each(routes)('wins over a malformed or invalid body on %s %s', async (method, path) => {
     expectProblem(await h.api.send(method, path, { raw: '{"not json' }), 401, 'UNAUTHORIZED');
-    expectProblem(await h.api.send(method, path, { body: [1, 2], headers: { authorization: 'Bearer nope' } }), 401, 'UNAUTHORIZED');
+    expectProblem(await client(h.svc.url, { from: 'anywhere' }).send(method, path, { body: [1, 2], headers: { authorization: 'Bearer nope' } }), 401, 'UNAUTHORIZED');
   });
 
   it('creates nothing when refused', async () => {

@@ -218,7 +218,17 @@ describe('gateway simulator over HTTP', () => {
     await sim.reset();
     const faults = await (await fetch(`${sim.url}/__control/faults`)).json();
     expect(faults).toMatchObject({ latencyMs: 0, down: false, script: [], hangMs: 30000 });
-    expect(await sim.ledger()).toEqual({ payments: [], refunds: [], chargeRequests: 0, chargeAttempts: [] });
+    expect(await sim.ledger()).toEqual({
+      payments: [],
+      refunds: [],
+      captures: [],
+      voids: [],
+      chargeRequests: 0,
+      chargeAttempts: [],
+      authorizeAttempts: [],
+      captureRequests: 0,
+      voidRequests: 0,
+    });
   });
 
   it('closes promptly while a request is hanging', async () => {

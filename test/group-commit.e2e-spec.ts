@@ -135,7 +135,7 @@ it('inside one batch call, a repeated key makes one order and a reused key with 
   const s = sku('SQLDUP');
   await h.api.putSku(s, 10);
   const rows = await h.db.query<{ r_idx: number; r_outcome: string; r_body: string | null }>(
-    `SELECT r_idx, r_outcome, r_body FROM tcc_try_batch($1::text[], $2::text[], $3::text[], $4::int[], $5::text[], $6::int[], '{}', '{}', 'priority', 60000, 0, '{TRY_SUCCESS,CONFIRM_PENDING}')
+    `SELECT r_idx, r_outcome, r_body FROM tcc_try_batch($1::text[], $2::text[], $3::text[], $4::int[], $5::text[], $6::int[], '{}', '{}', 'priority', 60000, 0, '{TRY_SUCCESS,CONFIRM_PENDING}', NULL)
       WHERE r_idx > 0 ORDER BY r_idx`,
     [['k-a', 'k-a', 'k-b', 'k-a'], ['h1', 'h1', 'h2', 'h-other'], ['c', 'c', 'c', 'c'], [1, 2, 3, 4], [s, s, s, s], [3, 3, 1, 1]],
   );

@@ -318,13 +318,24 @@ describe('7. admin cursors are parsed strictly', () => {
     expect((await h.api.get(`/admin/orders?limit=1&cursor=${encodeURIComponent(cursor)}`, true)).status).toBe(200);
   });
 
-  /** What only a holder of ADMIN_TOKEN could make: a correctly signed cursor around any inner value. */
+  /**
+   * What only a holder of the deployment's cursor key could make (it is in the database): a
+   * correctly signed cursor around any inner value, signed as the service signs its own.
+   */
+  let cursorKey: Buffer;
+  beforeAll(async () => {
+    const [{ key }] = await h.db.query<{ key: Buffer }>(`SELECT key FROM deployment_keys`);
+    cursorKey = createHmac('sha256', 'tcc-cursor:admin-orders').update(createHmac('sha256', key).update('paging-cursors').digest()).digest();
+  });
   function signed(inner: unknown): string {
-    const key = createHmac('sha256', 'tcc-cursor').update(ADMIN_TOKEN).digest();
     const payload = Buffer.from(typeof inner === 'string' ? inner : JSON.stringify(inner)).toString('base64url');
-    return `${payload}.${createHmac('sha256', key).update(payload).digest('base64url')}`;
+    return `${payload}.${createHmac('sha256', cursorKey).update(payload).digest('base64url')}`;
   }
   const list = (c: string) => h.api.get(`/admin/orders?limit=1&cursor=${encodeURIComponent(c)}`, true);
+
+  it('signs as the service does: its own cursor, signed here, is accepted', async () => {
+    expect(signed(Buffer.from(cursor.split('.')[0], 'base64url').toString())).toBe(cursor);
+  });
 
   it.each([
     ['an extra .x part', (c: string) => `${c}.x`],

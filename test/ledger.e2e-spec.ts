@@ -60,9 +60,9 @@ describe('movements', () => {
     expect(res.body.nextCursor).toBeNull();
     const base = { sku, locationId: 'default' };
     expect(res.body.data).toEqual([
-      { ...base, id: expect.any(String), at: expect.any(String), kind: 'sale', delta: -3, onHandAfter: 12, reason: null, reference: order.body.id, actor: 'system', operator: null },
-      { ...base, id: expect.any(String), at: expect.any(String), kind: 'adjustment', delta: 5, onHandAfter: 15, reason: 'received', reference: 'PO-1', actor: 'console', operator: 'Ana' },
-      { ...base, id: expect.any(String), at: expect.any(String), kind: 'set', delta: 10, onHandAfter: 10, reason: null, reference: null, actor: 'admin', operator: null },
+      { ...base, id: expect.any(String), at: expect.any(String), kind: 'sale', delta: -3, onHandAfter: 12, reason: null, reference: order.body.id, actor: 'system', operator: null, principal: { type: 'system', id: null, name: null } },
+      { ...base, id: expect.any(String), at: expect.any(String), kind: 'adjustment', delta: 5, onHandAfter: 15, reason: 'received', reference: 'PO-1', actor: 'console', operator: 'Ana', principal: { type: 'root', id: null, name: null } },
+      { ...base, id: expect.any(String), at: expect.any(String), kind: 'set', delta: 10, onHandAfter: 10, reason: null, reference: null, actor: 'admin', operator: null, principal: { type: 'root', id: null, name: null } },
     ]);
     const ids = res.body.data.map((m: { id: string }) => BigInt(m.id));
     expect(ids[0] > ids[1] && ids[1] > ids[2]).toBe(true);

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { tableScope } from '../src/access/scopes.js';
 import { stableJson } from '../src/ops/stable-json.js';
 import { useHarness } from './support/harness.js';
 
@@ -13,7 +14,7 @@ const h = useHarness({});
 const COMMITTED = resolve('openapi.json');
 const STALE = 'openapi.json is not what the service serves: run `npm run openapi` and commit the result';
 
-type Operation = { operationId?: string; security?: Record<string, unknown>[]; responses: Record<string, { content?: Record<string, { schema?: unknown }> }> };
+type Operation = { operationId?: string; security?: Record<string, unknown>[]; 'x-required-scope'?: string; responses: Record<string, { content?: Record<string, { schema?: unknown }> }> };
 const operations = (doc: any): [string, Operation][] =>
   Object.entries(doc.paths as Record<string, Record<string, Operation>>).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => [`${method.toUpperCase()} ${path}`, op] as [string, Operation]));
 
@@ -63,16 +64,19 @@ it('lists the problem+json error answers of every route (ApiErrors)', () => {
   }
 });
 
-it('admin and participant routes take the shared operator token and describe their answers', () => {
+it('admin and participant routes take the root token or an API key, name the scope they need, and describe their answers', () => {
   const scheme = served.components.securitySchemes.adminToken;
   expect(scheme).toMatchObject({ type: 'http', scheme: 'bearer' });
   expect(scheme.bearerFormat).toBeUndefined(); // not a JWT
-  expect(scheme.description).toMatch(/shared operator token \(ADMIN_TOKEN\)/);
+  expect(scheme.description).toMatch(/root token \(ADMIN_TOKEN.*or an API key/);
   const guarded = operations(served).filter(([route]) => / \/(admin|tcc)\//.test(route));
   expect(guarded.length).toBeGreaterThanOrEqual(14);
   for (const [route, op] of guarded) {
     const expected = route.includes(' /admin/') ? [{ adminToken: [] }, { consoleSession: [] }] : [{ adminToken: [] }];
     expect([route, op.security]).toEqual([route, expected]);
+    // The scope the service enforces for the route (access/scopes.ts's table).
+    const [method, path] = route.split(' ');
+    expect([route, op['x-required-scope']]).toEqual([route, tableScope(method, path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1'))]);
     const ok = Object.entries(op.responses).filter(([status]) => Number(status) < 300);
     expect([route, ok.length > 0]).toEqual([route, true]);
     for (const [status, answer] of ok) expect([route, status, status === '204' || !!answer.content?.['application/json']?.schema]).toEqual([route, status, true]);

@@ -38,7 +38,8 @@ describe('authentication', () => {
   it.each(routes)('%s %s answers 401 without a token and with a wrong one', async (method, path) => {
     const variants: Record<string, string>[] = [{}, { authorization: 'Bearer wrong-token' }, { authorization: ADMIN_TOKEN }];
     for (const headers of variants) {
-      const res = await h.api.send(method, path, { body: method === 'GET' ? undefined : { reason: 'x' }, headers });
+      // From an address of its own each: these wrong credentials must not throttle the file's others.
+      const res = await client(h.svc.url, { from: 'anywhere' }).send(method, path, { body: method === 'GET' ? undefined : { reason: 'x' }, headers });
       expect(res.status).toBe(401);
       expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
       expect(res.body.code).toBe('UNAUTHORIZED');
@@ -167,8 +168,16 @@ describe('reconciliation', () => {
     await h.sim.script(['hang']);
     expect((await h.api.post(`/orders/${order.id}/confirm`)).status).toBe(202);
     expect((await h.api.post(`/orders/${order.id}/cancel`)).body.status).toBe('CANCELED');
-    // The refund watch ends with nothing to refund...
-    await h.db.query(`UPDATE orders SET refund_check_until = now() - interval '1 second', refund_status = 'DONE', refund_next_at = NULL WHERE id = $1`, [order.id]);
+    // The refund watch ends with nothing to refund — set between two of the cancel's refund rounds:
+    // a round in flight (claimed: refund_next_at leased 3 × PAYMENT_TIMEOUT_MS + 5 s ahead) would
+    // otherwise still ask the gateway after the capture below and refund it itself.
+    await waitFor('no refund round in flight', async () =>
+      (await h.db.query(
+        `UPDATE orders SET refund_check_until = now() - interval '1 second', refund_status = 'DONE', refund_next_at = NULL
+          WHERE id = $1 AND (refund_next_at IS NULL OR refund_next_at < now() + interval '3 seconds') RETURNING id`,
+        [order.id],
+      )).length === 1,
+    );
     // ...and then a capture lands that the service never saw an answer for.
     const charge = await fetch(`${h.sim.url}/payments`, {
       method: 'POST',
@@ -383,7 +392,9 @@ describe('health', () => {
       redis.kill('SIGKILL');
       await waitFor('health 503', async () => {
         const res = await http.get('/health');
-        return res.status === 503 && res.body.code === 'SERVICE_UNAVAILABLE' && res.body.checks?.redis?.status === 'down' && res.body.checks?.postgres?.status === 'up';
+        // Redis failing is `degraded` with the reason (API.md, "Health tells the truth").
+        const redisCheck = res.body.checks?.redis;
+        return res.status === 503 && res.body.code === 'SERVICE_UNAVAILABLE' && redisCheck?.status === 'degraded' && typeof redisCheck.reason === 'string' && res.body.checks?.postgres?.status === 'up';
       });
       // Checkout keeps working without Redis: the sweeper covers the jobs it could not enqueue.
       const s = uniqueSku('NOREDIS');

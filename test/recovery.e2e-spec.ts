@@ -1,26 +1,28 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createTestDatabase, TestDatabase } from './support/database.js';
-import { REDIS_URL } from './support/env.js';
 import { connect } from 'node:net';
 import { client, Client, waitFor } from './support/http.js';
 import { reserve, uniqueSku, waitForStatus, TERMINAL } from './support/orders.js';
 import { RawConnection } from './support/raw-http.js';
-import { deleteQueueKeys, queuePrefix, ServiceProcess, startService } from './support/service.js';
+import { RedisServer, startRedisServer } from './support/redis-server.js';
+import { queuePrefix, ServiceProcess, startService } from './support/service.js';
 import { SimulatorHandle, startSimulator } from './support/simulator.js';
 
 /**
  * Postgres is the truth, Redis only schedules: lost jobs, duplicate jobs, a worker killed
  * mid-retry and an API that could not enqueue at all must all end in a terminal state, with at
- * most one charge per order and no net charge on released ones.
+ * most one charge per order and no net charge on released ones. The file has a Redis of its own
+ * (it wipes it), so the files running beside it keep their queues.
  */
 let db: TestDatabase;
 let sim: SimulatorHandle;
+let redis: RedisServer;
 const prefix = queuePrefix();
 const running: ServiceProcess[] = [];
 
 async function start(env: Record<string, string>): Promise<ServiceProcess> {
-  const svc = await startService({ DATABASE_URL: db.url, PAYMENT_GATEWAY_URL: sim.url, QUEUE_PREFIX: prefix, ...env });
+  const svc = await startService({ DATABASE_URL: db.url, PAYMENT_GATEWAY_URL: sim.url, QUEUE_PREFIX: prefix, REDIS_URL: redis.url, ...env });
   running.push(svc);
   return svc;
 }
@@ -53,8 +55,7 @@ async function waitForNoNetCharge(id: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  sim = await startSimulator();
+  [db, sim, redis] = await Promise.all([createTestDatabase(), startSimulator(), startRedisServer()]);
 });
 
 beforeEach(() => sim.reset());
@@ -67,7 +68,7 @@ afterEach(async () => {
 afterAll(async () => {
   await sim?.close();
   await db?.drop();
-  await deleteQueueKeys(prefix);
+  await redis?.stop();
 });
 
 it('Redis FLUSHALL with pending orders: every order still reaches a terminal state', async () => {
@@ -80,9 +81,9 @@ it('Redis FLUSHALL with pending orders: every order still reaches a terminal sta
   await sim.setFaults({ errorRate: 1 });
   for (const o of pending) expect((await api.post(`/orders/${o.id}/confirm`)).status).toBe(202);
 
-  const redis = new Redis(REDIS_URL);
-  await redis.flushall();
-  redis.disconnect();
+  const wipe = new Redis(redis.url);
+  await wipe.flushall();
+  wipe.disconnect();
   await sim.setFaults({ errorRate: 0 });
 
   const tally = await expectSettled(api, [...idle, ...pending].map((o) => o.id));
@@ -110,7 +111,7 @@ it('duplicate job deliveries for one pending order charge once', async () => {
   await sim.setFaults({ latencyMs: 100 });
   await sim.script(['error']);
   expect((await api.post(`/orders/${order.id}/confirm`)).status).toBe(202);
-  const queue = new Queue('confirm-retry', { connection: { host: '127.0.0.1', port: 6379 }, prefix });
+  const queue = new Queue('confirm-retry', { connection: { host: '127.0.0.1', port: redis.port }, prefix });
   try {
     // The same step delivered 20 times at once, under other job ids (a redelivery after a stall).
     await Promise.all(Array.from({ length: 20 }, (_, i) => queue.add('confirm-retry', { orderId: order.id }, { jobId: `dup-${i}`, delay: 450 })));

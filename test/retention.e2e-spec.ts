@@ -43,6 +43,7 @@ const ids = async (sql: string, params: unknown[]) => (await h.db.query<{ id: st
 const rows = { goneOrders: [] as string[], keptOrders: [] as string[], keys: {} as Record<string, string> };
 const branches = { gone: [] as string[], kept: [] as string[] };
 const deliveries = { gone: [] as string[], kept: [] as string[] };
+const audit = { gone: '', kept: '' };
 let stockBefore: unknown;
 
 /** Every row this test keeps an eye on, per table. */
@@ -57,6 +58,7 @@ async function snapshot() {
     branchesWithReservations: await ids(`SELECT DISTINCT transaction_id AS id FROM reservations WHERE transaction_id = ANY ($1::text[])`, [txs]),
     branchRows: await ids(`SELECT transaction_id AS id FROM participant_branches WHERE transaction_id = ANY ($1::text[])`, [txs]),
     deliveries: await ids(`SELECT id::text FROM webhook_deliveries WHERE id = ANY ($1::uuid[])`, [[...deliveries.gone, ...deliveries.kept]]),
+    audit: await ids(`SELECT id::text FROM audit_log WHERE id = ANY ($1::bigint[])`, [[audit.gone, audit.kept]]),
   };
 }
 
@@ -85,11 +87,13 @@ beforeAll(async () => {
   for (const id of [refundDone, refundOpen, refundAttention]) expect((await h.api.post(`/orders/${id}/cancel`)).body.status).toBe('CANCELED');
   // ...and erased once the order is terminal, paid or released.
   for (const id of [paid, declined, refundDone, refundOpen, refundAttention]) expect([id, await tokenOf(id)]).toEqual([id, null]);
-  // A release after a payment attempt owes a refund watch (the declined order too): it ends for
-  // these two, as it does a minute later (max(60 s, 10 × PAYMENT_TIMEOUT_MS)); the others stay
-  // open (for a day, so no round closes them during the test).
-  expect(await h.db.query(`SELECT id FROM orders WHERE id = ANY ($1::uuid[]) AND refund_status = 'PENDING'`, [[declined, refundDone]])).toHaveLength(2);
-  await h.db.query(`UPDATE orders SET refund_status = 'DONE', refund_next_at = NULL, refund_check_until = now() WHERE id = ANY ($1::uuid[])`, [[declined, refundDone]]);
+  // A release after a charge that may have reached the gateway owes a refund watch; a definite
+  // decline cannot owe anything, so it has none. The watch ends for refundDone, as it does a
+  // minute later (max(60 s, 10 × PAYMENT_TIMEOUT_MS)); the others stay open (for a day, so no
+  // round closes them during the test).
+  expect(await h.db.query(`SELECT id::text FROM orders WHERE id = ANY ($1::uuid[]) AND refund_status = 'PENDING'`, [[declined, refundDone]])).toEqual([{ id: refundDone }]);
+  expect((await h.db.query(`SELECT refund_status FROM orders WHERE id = $1`, [declined]))[0].refund_status).toBeNull();
+  await h.db.query(`UPDATE orders SET refund_status = 'DONE', refund_next_at = NULL, refund_check_until = now() WHERE id = $1`, [refundDone]);
   await h.db.query(`UPDATE orders SET refund_next_at = now() + interval '1 day', refund_check_until = now() + interval '1 day' WHERE id = ANY ($1::uuid[])`, [[refundOpen, refundAttention]]);
   await h.db.query(`UPDATE orders SET refund_status = 'NEEDS_ATTENTION' WHERE id = $1`, [refundAttention]);
 
@@ -143,6 +147,12 @@ beforeAll(async () => {
   deliveries.gone = [...goneOrderDeliveries, holdingDelivery];
   deliveries.kept = [pendingDelivery, recentDelivery];
 
+  // The audit log: an entry 40 days old goes, a recent one stays.
+  const entry = async (age: string) =>
+    (await h.db.query<{ id: string }>(`INSERT INTO audit_log (action, target, outcome, at) VALUES ('sign_in', 'retention@example.test', 401, now() - ${age}) RETURNING id::text`))[0].id;
+  audit.gone = await entry(OLD);
+  audit.kept = await entry(`interval '0 days'`);
+
   stockBefore = (await h.api.get(`/inventory/${sku}`)).body;
 });
 
@@ -154,6 +164,7 @@ const everything = () => ({
   branchesWithReservations: sorted(branches.gone.filter((b) => !b.includes('-empty-')), branches.kept),
   branchRows: sorted(branches.gone, branches.kept),
   deliveries: sorted(deliveries.gone, deliveries.kept),
+  audit: sorted([audit.gone, audit.kept]),
 });
 
 it('RETENTION_DAYS=0 keeps everything', async () => {
@@ -177,12 +188,13 @@ it('RETENTION_DAYS=30 deletes exactly the old finished rows, and nothing else', 
     branchesWithReservations: sorted(branches.kept),
     branchRows: sorted(branches.kept),
     deliveries: sorted(deliveries.kept),
+    audit: [audit.kept],
   });
-  expect(first).toMatchObject({ orders: gone.length, reservations: 2, branches: 3, webhook_deliveries: deliveries.gone.length, complete: true });
+  expect(first).toMatchObject({ orders: gone.length, reservations: 2, branches: 3, webhook_deliveries: deliveries.gone.length, audit_log: 1, complete: true });
   expect(first.order_events).toBeGreaterThanOrEqual(gone.length * 2);
   // Each gone order's try row and its confirm or cancel row, and the branches' rows (empty rollback: try + cancel).
   expect(first.barrier_rows).toBe(gone.length * 2 + 3 * 2);
-  expect(second).toMatchObject({ orders: 0, order_events: 0, barrier_rows: 0, reservations: 0, branches: 0, webhook_deliveries: 0 });
+  expect(second).toMatchObject({ orders: 0, order_events: 0, barrier_rows: 0, reservations: 0, branches: 0, webhook_deliveries: 0, audit_log: 0 });
 
   // The kept orders are untouched, and so is the stock.
   const kept = await h.db.query<{ id: string; status: string }>(`SELECT id::text, status FROM orders WHERE id = ANY ($1::uuid[]) ORDER BY id`, [rows.keptOrders]);
@@ -200,6 +212,7 @@ it('RETENTION_DAYS=30 deletes exactly the old finished rows, and nothing else', 
   expect(metrics).toContain(`tcc_retention_deleted_total{kind="webhook_deliveries"} ${deliveries.gone.length}`);
 
   expect(metrics).toContain(`tcc_retention_deleted_total{kind="branches"} 3`);
+  expect(metrics).toContain(`tcc_retention_deleted_total{kind="audit_log"} 1`);
 
   // A branch that retention forgot is a new branch to the barrier: a Try of its id reserves again
   // (it must not trip over a leftover row), and a late Cancel of another is an empty rollback.
@@ -228,14 +241,16 @@ it('finds every batch through an index, on 100k orders', async () => {
   await h.db.query(`INSERT INTO tcc_barrier (transaction_id, op, reason, created_at) SELECT 'ext:bulk-' || g, op, op, now() - g * interval '50 seconds' FROM generate_series(1, 20000) g, unnest(ARRAY['try', 'cancel']) op`);
   await h.db.query(`INSERT INTO reservations (transaction_id, sku, location_id, quantity, created_at) SELECT 'ext:bulk-' || g, $1, 'default', 1, now() - g * interval '50 seconds' FROM generate_series(1, 20000) g`, [sku]);
   await h.db.query(`INSERT INTO webhook_deliveries (id, webhook_name, type, order_id, payload, status, created_at) SELECT gen_random_uuid(), 'retention', 'order.confirmed', id, '{}', 'delivered', created_at FROM orders WHERE customer_id = 'bulk'`);
+  await h.db.query(`INSERT INTO audit_log (action, outcome, at) SELECT 'sign_in', 200, now() - g * interval '50 seconds' FROM generate_series(100000, 1, -1) g`);
   await h.db.query('ANALYZE');
 
   const params: Record<keyof typeof RETENTION_SQL, unknown[]> = {
     orders: [30, '-infinity', '00000000-0000-0000-0000-000000000000', 500, ['CONFIRM_SUCCESS', 'PAY_FAILED', 'CANCELED'], 'DONE'],
     branches: [30, 500],
     deliveries: [['delivered', 'failed'], 30, 500],
+    audit: [30, 500],
   };
-  const indexOf = { orders: 'orders_created', branches: 'tcc_barrier_ext_finished', deliveries: 'webhook_deliveries_by_status' };
+  const indexOf = { orders: 'orders_created', branches: 'tcc_barrier_ext_finished', deliveries: 'webhook_deliveries_by_status', audit: 'audit_log_pkey' };
   const client = await h.db.pool.connect();
   try {
     // Named statements run on generic plans after a few executions; check both kinds of plan.
@@ -246,7 +261,7 @@ it('finds every batch through an index, on 100k orders', async () => {
         const literal = params[name].map((p) => (Array.isArray(p) ? `ARRAY[${p.map((v) => `'${v}'`).join(', ')}]` : `'${p}'`));
         const plan = (await client.query(`EXPLAIN EXECUTE retention_check(${literal.join(', ')})`)).rows.map((r) => r['QUERY PLAN']).join('\n');
         await client.query('DEALLOCATE retention_check');
-        expect([name, mode, plan.match(/Seq Scan on (orders|order_events|tcc_barrier|reservations|webhook_deliveries)\b/)?.[0]]).toEqual([name, mode, undefined]);
+        expect([name, mode, plan.match(/Seq Scan on (orders|order_events|tcc_barrier|reservations|webhook_deliveries|audit_log)\b/)?.[0]]).toEqual([name, mode, undefined]);
         expect([name, mode, plan.includes(`using ${indexOf[name]}`)]).toEqual([name, mode, true]);
       }
     }

@@ -89,6 +89,27 @@ const TARGETS: Record<string, Target> = {
     ok: 202,
     state: (path) => h.db.query('SELECT status, attempts, next_attempt_at, updated_at FROM webhook_deliveries WHERE id = $1', [path.split('/').pop()]),
   },
+  'POST /admin/webhooks/{name}/deliveries/retry-failed': {
+    make: async () => {
+      const name = await webhook();
+      await reserve(h.api, uniqueSku('NB-F'), 1); // one delivery, marked failed here (no worker sends it)
+      await h.db.query(`UPDATE webhook_deliveries SET status = 'failed' WHERE webhook_name = $1`, [name]);
+      return name;
+    },
+    send: (name, raw) => admin('POST')(`/admin/webhooks/${name}/deliveries/retry-failed`, raw),
+    ok: 202,
+    state: (name) => h.db.query('SELECT status, attempts, next_attempt_at, updated_at FROM webhook_deliveries WHERE webhook_name = $1', [name]),
+  },
+  'DELETE /admin/api-keys/{id}': {
+    make: async () => {
+      const res = await h.api.admin('POST', '/admin/api-keys', { name: 'nb', scopes: ['orders:read'] });
+      expect(res.status).toBe(201);
+      return res.body.id as string;
+    },
+    send: (id, raw) => admin('DELETE')(`/admin/api-keys/${id}`, raw),
+    ok: 200,
+    state: (id) => h.db.query('SELECT revoked_at FROM api_keys WHERE id = $1', [id]),
+  },
   'DELETE /console/session': {
     make: signIn,
     send: (session, raw) => {

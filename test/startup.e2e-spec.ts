@@ -1,10 +1,11 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
+import pg from 'pg';
 import { checkNodeVersion } from '../src/common/node-version.js';
 import { createTestDatabase, TestDatabase } from './support/database.js';
-import { ADMIN_TOKEN, REDIS_URL } from './support/env.js';
-import { client } from './support/http.js';
+import { ADMIN_TOKEN, databaseUrl, PG_ADMIN_URL, REDIS_URL } from './support/env.js';
+import { client, waitFor } from './support/http.js';
 import { uniqueSku } from './support/orders.js';
 import { deleteQueueKeys, queuePrefix, startService } from './support/service.js';
 
@@ -27,6 +28,9 @@ it.each([
   ['DATABASE_URL', 'mysql://localhost/tcc'],
   ['CONFIRM_MAX_ATTEMPTS', '0'],
   ['BREAKER_ERROR_THRESHOLD_PERCENT', '150'],
+  ['TRUST_PROXY', '10.0.0.0/8,proxy.internal'],
+  ['REDIS_CLUSTER_NODES', '10.0.0.1'],
+  ['REDIS_SENTINELS', '10.0.0.1:26379'],
 ])('%s=%s stops start-up with a message naming the variable', (name, value) => {
   const run = spawnSync(process.execPath, ['dist/main.js'], {
     env: { PATH: process.env.PATH, DATABASE_URL: db.url, REDIS_URL, [name]: value },
@@ -90,8 +94,11 @@ it('ROLE=worker runs jobs and the sweeper without an HTTP port; ROLE=api serves 
 });
 
 it('migrations already applied are not run again; several processes can start at once', async () => {
-  const started = await Promise.all([1, 2, 3].map(() => startService({ DATABASE_URL: db.url, QUEUE_PREFIX: prefix, ROLE: 'api' })));
+  // Each one that started is stopped, even when another did not: a process left running keeps the run from ending.
+  const starts = await Promise.allSettled([1, 2, 3].map(() => startService({ DATABASE_URL: db.url, QUEUE_PREFIX: prefix, ROLE: 'api' })));
+  const started = starts.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   try {
+    for (const s of starts) if (s.status === 'rejected') throw s.reason;
     const files = readdirSync('dist/migrations').filter((f) => f.endsWith('.js'));
     const [row] = await db.query<{ n: number; names: number }>(`SELECT count(*)::int AS n, count(DISTINCT name)::int AS names FROM typeorm_migrations`);
     expect(row).toEqual({ n: files.length, names: files.length });
@@ -99,6 +106,56 @@ it('migrations already applied are not run again; several processes can start at
     await Promise.all(started.map((s) => s.stop()));
   }
 });
+
+/** The migration runner as a start-up runs it, on `url`: its exit status and output. */
+function migrate(url: string, env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['dist/database/migrate-cli.js'], { env: { PATH: process.env.PATH, DATABASE_URL: url, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.once('exit', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+it('three processes migrating a new database at once: each migration runs once, and all of them start', async () => {
+  // A migration that builds an index CONCURRENTLY waits for the snapshots older than it, so a
+  // process waiting for the migrations' lock must not hold one meanwhile (it once did: deadlock).
+  const fresh = `tcc_fresh_${randomUUID().slice(0, 8)}`;
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${fresh}`);
+    const runs = await Promise.all([1, 2, 3].map(() => migrate(databaseUrl(fresh))));
+    expect(runs.map((r) => ({ status: r.status, stderr: r.stderr }))).toEqual([1, 2, 3].map(() => ({ status: 0, stderr: '' })));
+    const ran = runs.flatMap((r) => (JSON.parse(r.stdout) as { migrations: string[] }).migrations);
+    const files = readdirSync('dist/migrations').filter((f) => f.endsWith('.js'));
+    expect({ ran: ran.length, distinct: new Set(ran).size }).toEqual({ ran: files.length, distinct: files.length });
+  } finally {
+    await admin.query(`DROP DATABASE IF EXISTS ${fresh} WITH (FORCE)`);
+    await admin.end();
+  }
+}, 60_000);
+
+it('a process waiting longer than any statement timeout for another to finish migrating still starts', async () => {
+  // Another process holds the migrations' lock, as one migrating a large database does, for longer
+  // than the statement timeout the migrations run with (MIGRATION_STATEMENT_TIMEOUT_MS: the 30 s the
+  // service's sessions had, 2 s here): the waiting one queues, then starts.
+  const holder = new pg.Client({ connectionString: db.url });
+  await holder.connect();
+  try {
+    await holder.query('SELECT pg_advisory_lock($1)', [0x7cc5_0000]);
+    const run = migrate(db.url, { MIGRATION_STATEMENT_TIMEOUT_MS: '2000' });
+    // Held for twice the timeout once the runner has asked for the lock (it asks every 100-250 ms).
+    await waitFor('the runner to ask for the lock', async () => (await holder.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND query LIKE '%pg_try_advisory_lock%' AND pid <> pg_backend_pid()`)).rowCount! > 0, 20_000, 20);
+    await new Promise((r) => setTimeout(r, 4000));
+    await holder.query('SELECT pg_advisory_unlock($1)', [0x7cc5_0000]);
+    expect(await run).toEqual({ status: 0, stdout: `${JSON.stringify({ migrations: [], sqlFunctions: [] })}\n`, stderr: '' });
+  } finally {
+    await holder.end();
+  }
+}, 60_000);
 
 describe('on a Node older than 22.12', () => {
   /** The machine's own node when it is older than the service needs (Debian's is 20), else undefined. */

@@ -67,8 +67,16 @@ describe('admin API', () => {
 
     const list = await h.api.admin('GET', '/admin/webhooks');
     expect(list.status).toBe(200);
-    expect(list.body.data).toContainEqual({ name: 'crm.main:v1', url: 'https://example.invalid/hooks', events: ['order.reserved', 'order.canceled'] });
-    for (const w of list.body.data) expect(Object.keys(w).sort()).toEqual(['events', 'name', 'url']);
+    expect(list.body.data).toContainEqual({
+      name: 'crm.main:v1',
+      url: 'https://example.invalid/hooks',
+      events: ['order.reserved', 'order.canceled'],
+      lastHour: { delivered: 0, failed: 0 },
+      failedDeliveries: 0,
+      lastFailure: null,
+    });
+    // How its deliveries go, never its secret.
+    for (const w of list.body.data) expect(Object.keys(w).sort()).toEqual(['events', 'failedDeliveries', 'lastFailure', 'lastHour', 'name', 'url']);
     const text = JSON.stringify(list.body);
     expect(text).not.toContain(r.secret.slice(6));
     expect(text).not.toContain(secret2.slice(6));
@@ -144,7 +152,7 @@ describe('admin API', () => {
   });
 
   it('every route answers 401 without the admin token', async () => {
-    const anon = client(h.svc.url);
+    const anon = client(h.svc.url, { from: 'anywhere' }); // wrong credentials, each from an address of its own
     const id = randomUUID();
     for (const [method, path] of [
       ['PUT', '/admin/webhooks/x'],
@@ -210,6 +218,8 @@ describe('deliveries', () => {
       status: 'delivered',
       attempts: 1,
       lastError: null,
+      lastStatus: null,
+      lastResponse: null,
       createdAt: expect.stringMatching(/Z$/),
     });
     await unregister('confirmed-only');

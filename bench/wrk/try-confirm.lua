@@ -1,8 +1,13 @@
 -- Try, then Confirm the order it made: each connection confirms an order as soon as one of this
--- thread's Trys has answered, else starts a new Try. A pair is a Confirm answered 200.
+-- thread's Trys has answered, else starts a new Try. A pair is a Confirm answered 200. With
+-- BENCH_HOLD=1 every Try holds its payment (authorized at Try, captured at Confirm), and Confirm
+-- sends no token.
 local prefix = os.getenv("BENCH_SKU_PREFIX") or "SPREAD-"
 local skus = tonumber(os.getenv("BENCH_SKUS") or "1")
 local run = os.getenv("BENCH_RUN") or "run"
+local hold = os.getenv("BENCH_HOLD") == "1"
+local payment = hold and ',"payment":{"paymentToken":"tok_bench"}' or ""
+local confirmBody = hold and '{}' or '{"paymentToken":"tok_bench"}'
 local threads = {}
 n, tries, pairs_done, other = 0, 0, 0, 0
 pending = {}
@@ -16,10 +21,10 @@ end
 function request()
   local id = table.remove(pending)
   if id then
-    return wrk.format("POST", "/orders/" .. id .. "/confirm", { ["Content-Type"] = "application/json" }, '{"paymentToken":"tok_bench"}')
+    return wrk.format("POST", "/orders/" .. id .. "/confirm", { ["Content-Type"] = "application/json" }, confirmBody)
   end
   n = n + 1
-  local body = '{"customerId":"c' .. (n % 997) .. '","items":[{"sku":"' .. prefix .. math.random(1, skus) .. '","quantity":1}]}'
+  local body = '{"customerId":"c' .. (n % 997) .. '","items":[{"sku":"' .. prefix .. math.random(1, skus) .. '","quantity":1}]' .. payment .. '}'
   return wrk.format("POST", "/orders", { ["Content-Type"] = "application/json", ["Idempotency-Key"] = run .. "-" .. tid .. "-" .. n }, body)
 end
 

@@ -8,6 +8,7 @@ import { RecoveryModule } from '../recovery/recovery.module.js';
 import { AdminController } from './admin.controller.js';
 import { AdminService } from './admin.service.js';
 import { InventoryConsistencyController } from './inventory-consistency.controller.js';
+import { LocationUsageController, LocationUsageReader } from './location-usage.controller.js';
 import { ParticipantAdminController } from './participant-admin.controller.js';
 import { ReconciliationController } from './reconciliation.controller.js';
 
@@ -17,8 +18,8 @@ export class AdminModule {
   static forRole(config: AppConfig): DynamicModule {
     return roleModule(AdminModule, config, () => ({
       imports: [OrdersModule.forRole(config), InventoryModule.forRole(config), RecoveryModule.forRole(config), PaymentsModule],
-      controllers: config.runsHttp ? [AdminController, ReconciliationController, ParticipantAdminController, InventoryConsistencyController] : [],
-      providers: [AdminService],
+      controllers: config.runsHttp ? [AdminController, ReconciliationController, ParticipantAdminController, InventoryConsistencyController, LocationUsageController] : [],
+      providers: [AdminService, LocationUsageReader],
     }));
   }
 }

@@ -1,5 +1,5 @@
 import { Static, Type } from '@sinclair/typebox';
-import { intText, SKU_PATTERN } from '../http/schemas.js';
+import { intText, PrincipalView, ReasonText, SKU_PATTERN } from '../http/schemas.js';
 import { ORDER_STATUSES } from '../orders/state/order-state.js';
 import { Order } from '../orders/orders.schemas.js';
 import { REFUND_STATUSES } from '../orders/state/refund-state.js';
@@ -16,6 +16,9 @@ const orderFilters = {
   olderThanMinutes: Type.Optional(olderThan),
   customerId: Type.Optional(customerId),
   sku: Type.Optional(sku),
+  idPrefix: Type.Optional(
+    Type.String({ pattern: '^[0-9a-fA-F-]{8,36}$', 'x-message': 'idPrefix must be the first 8-36 characters of an order id', description: 'orders whose id starts so' }),
+  ),
 };
 
 export const ORDER_SORTS = ['oldest', 'newest'] as const;
@@ -65,7 +68,7 @@ export const BulkCancelBody = Type.Object(
       },
       { additionalProperties: false },
     ),
-    reason: Type.String({ minLength: 1, maxLength: 500, 'x-message': 'reason must be 1-500 characters' }),
+    reason: ReasonText,
     dryRun: Type.Boolean({ 'x-message': 'dryRun must be true or false' }),
   },
   { additionalProperties: false },
@@ -81,18 +84,34 @@ export const ReconciliationBody = Type.Object(
   { additionalProperties: false },
 );
 
+export const LastOutcome = Type.Object({
+  step: Type.Union([Type.Literal('charge'), Type.Literal('lookup')]),
+  reason: Type.Union([Type.Literal('timeout'), Type.Literal('error'), Type.Literal('unreachable'), Type.Literal('circuit_open')]),
+  httpStatus: Type.Union([Type.Integer(), Type.Null()], { description: "the gateway's HTTP status, when it answered one" }),
+  text: Type.String({ description: 'in words: "gateway timed out", "gateway error 503", "breaker open", "lookup failed: …"' }),
+  at: Type.String({ format: 'date-time' }),
+});
+
 export const AdminOrder = Type.Composite([
   Order,
   Type.Object({
     nextActionAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
     refundStatus: Type.Union([...REFUND_STATUSES.map((s) => Type.Literal(s)), Type.Null()]),
     needsAttention: Type.Boolean(),
+    lastOutcome: Type.Union([LastOutcome, Type.Null()], { description: 'a CONFIRM_PENDING order: why it waits (its last gateway call); null otherwise' }),
   }),
 ]);
 
 export const OrderPage = Type.Object({ data: Type.Array(AdminOrder), nextCursor: Type.Union([Type.String(), Type.Null()]) });
 export const Timeline = Type.Object({
-  data: Type.Array(Type.Object({ type: Type.String(), at: Type.String({ format: 'date-time' }), data: Type.Record(Type.String(), Type.Unknown()) })),
+  data: Type.Array(
+    Type.Object({
+      type: Type.String(),
+      at: Type.String({ format: 'date-time' }),
+      data: Type.Record(Type.String(), Type.Unknown()),
+      principal: Type.Optional(PrincipalView),
+    }),
+  ),
 });
 export const BulkCancelResult = Type.Object({ matched: Type.Integer(), canceled: Type.Array(Type.String()) });
 export const ReconciliationReport = Type.Object({

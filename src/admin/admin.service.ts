@@ -1,28 +1,33 @@
 import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/errors.js';
-import type { Actor } from '../http/actor.js';
+import { ledgerActor, principalNote, type Actor, type Principal } from '../http/actor.js';
 import { AppConfig } from '../config/app-config.js';
+import { DeploymentKey } from '../database/deployment-key.js';
 import { Db } from '../database/db.js';
 import { isUuid } from '../common/uuid.js';
 import { CancelService } from '../orders/cancel/cancel.service.js';
 import { ConfirmService } from '../orders/confirm/confirm.service.js';
+import { DueOrders } from '../orders/due-orders.js';
 import { paidMove } from '../orders/state/moves.js';
 import { HOLDING, OrderStatus } from '../orders/state/order-state.js';
 import { OrderStore } from '../orders/state/order-store.js';
 import { ORDERS_SQL } from '../orders/state/orders.sql.js';
 import { REFUND, refundWatchMs } from '../orders/state/refund-state.js';
 import { ADMIN_SQL } from './admin.sql.js';
-import { SignedCursor } from '../common/signed-cursor.js';
+import { CURSOR_KEY_PURPOSE, SignedCursor } from '../common/signed-cursor.js';
 import { isPosition, ORDER_LIST_CURSOR, Position } from './cursor.js';
 import { BulkCancelBody, ListOrdersQuery, OrderCountsQuery } from './admin.schemas.js';
 import { GatewayPayment, GatewayRejectedError, GatewayUnavailableError } from '../payments/gateway.types.js';
 import { PaymentGateway } from '../payments/payment-gateway.js';
 import { ORDER_STATUSES } from '../orders/state/order-state.js';
+import { idRange } from './id-prefix.js';
+import { LastOutcome, lastOutcomeOf } from './last-outcome.js';
 
 export interface AdminOrder {
   [field: string]: unknown;
   status: OrderStatus;
   nextActionAt: string | null;
+  lastOutcome: LastOutcome | null;
   refundStatus: string | null;
   needsAttention: boolean;
 }
@@ -34,26 +39,56 @@ interface ViewRow {
   next_action_at: string | null;
   refund_status: string | null;
   needs_attention: boolean;
+  last_type: string | null;
+  last_at: Date | null;
+  last_data: Record<string, unknown> | null;
 }
 
 function view(row: ViewRow): AdminOrder {
-  return { ...(JSON.parse(row.body) as AdminOrder), nextActionAt: row.next_action_at, refundStatus: row.refund_status, needsAttention: row.needs_attention };
+  return {
+    ...(JSON.parse(row.body) as AdminOrder),
+    nextActionAt: row.next_action_at,
+    refundStatus: row.refund_status,
+    needsAttention: row.needs_attention,
+    lastOutcome: lastOutcomeOf(row.last_type, row.last_at, row.last_data),
+  };
 }
 
-/** `operator` for an event's data: the name given at console sign-in, when one was. */
-function operatorOf(actor: Actor): { operator?: string } {
-  return actor.operator ? { operator: actor.operator } : {};
+/** Who for an event's data: the principal, and `operator` (the signed-in operator's name, or the name given at console sign-in). */
+function operatorOf(actor: Actor): { operator?: string; principal: Principal } {
+  return actor.operator ? { operator: actor.operator, ...principalNote(actor) } : principalNote(actor);
+}
+
+/** A timeline event: an operator action's names its principal (API.md, "Who did it"). */
+export interface TimelineEvent {
+  type: string;
+  at: string;
+  data: Record<string, unknown>;
+  principal?: Principal;
+}
+
+function timelineEvent(r: { type: string; at: Date; data: Record<string, unknown> }): TimelineEvent {
+  const { principal, ...data } = r.data ?? {};
+  const at = new Date(r.at).toISOString();
+  if (!principal || typeof principal !== 'object') return { type: r.type, at, data: r.data };
+  const p = principal as Partial<Principal>;
+  return { type: r.type, at, data, principal: { type: p.type ?? 'system', id: p.id ?? null, name: p.name ?? null } };
 }
 
 /** The list's filters besides status, as its statements take them. */
-function filterParams(q: OrderCountsQuery): [boolean | null, number | null, string | null, string | null] {
+function filterParams(q: OrderCountsQuery): [boolean | null, number | null, string | null, string | null, string | null, string | null] {
+  const ids = q.idPrefix === undefined ? undefined : idRange(q.idPrefix);
   return [
     q.needsAttention === undefined ? null : q.needsAttention === 'true',
     q.olderThanMinutes === undefined ? null : Number(q.olderThanMinutes),
     q.customerId ?? null,
     q.sku ?? null,
+    ids?.[0] ?? null,
+    ids?.[1] ?? null,
   ];
 }
+
+const PENDING: OrderStatus = 'CONFIRM_PENDING';
 
 /** Bulk cancel moves this many orders at a time. */
 const BULK_CHUNK = 50;
@@ -75,32 +110,50 @@ export class AdminService {
     private readonly store: OrderStore,
     private readonly cancels: CancelService,
     private readonly confirm: ConfirmService,
+    private readonly due: DueOrders,
     private readonly gateway: PaymentGateway,
     config: AppConfig,
+    deploymentKey: DeploymentKey,
   ) {
-    this.cursors = new SignedCursor(config.env.ADMIN_TOKEN ?? '', ORDER_LIST_CURSOR);
-    this.newestCursors = new SignedCursor(config.env.ADMIN_TOKEN ?? '', `${ORDER_LIST_CURSOR}:newest`);
-    this.refundWatchMs = refundWatchMs(config.env.PAYMENT_TIMEOUT_MS);
+    const cursorKey = deploymentKey.derive(CURSOR_KEY_PURPOSE);
+    this.cursors = new SignedCursor(cursorKey, ORDER_LIST_CURSOR);
+    this.newestCursors = new SignedCursor(cursorKey, `${ORDER_LIST_CURSOR}:newest`);
+    this.refundWatchMs = refundWatchMs(config.env);
   }
 
   async view(id: string): Promise<AdminOrder> {
-    const row = isUuid(id) ? await this.db.sql.one<ViewRow>(ADMIN_SQL.adminView, [id]) : undefined;
+    const row = isUuid(id) ? await this.db.sql.one<ViewRow>(ADMIN_SQL.adminView, [id, PENDING]) : undefined;
     if (!row) throw AppError.notFound(`order ${id}`);
     return view(row);
   }
 
   async forceConfirm(id: string, reason: string, actor: Actor): Promise<AdminOrder> {
     if (!isUuid(id)) throw AppError.notFound(`order ${id}`);
+    if ((await this.db.sql.one(ADMIN_SQL.forceCapture, [id, HOLDING, reason, actor.operator ?? null, JSON.stringify(actor.principal)])) !== undefined) return this.forceCapture(id);
     const move = paidMove(id, `force-confirmed by an operator: ${reason}`, {
       forced: true,
       refundWatchMs: this.refundWatchMs,
       data: { actor: 'operator', operatorReason: reason },
       notes: [{ type: 'operator.force_confirm', data: { reason, ...operatorOf(actor) } }],
     });
-    const r = await this.store.apply({ ...move, actor: actor.kind, operator: actor.operator });
+    const r = await this.store.apply({ ...move, actor: ledgerActor(actor), operator: actor.operator });
     if (!r.found) throw AppError.notFound(`order ${id}`);
     if (r.status === 'CANCELED' || r.status === 'PAY_FAILED') throw new AppError('ORDER_CANCELED', `order ${id} is ${r.status}: its stock was released`);
     return this.view(id);
+  }
+
+  /**
+   * An order whose payment was held at Try is captured like Confirm (force-confirm without a
+   * capture is only for an order paid outside the gateway): now, its Confirm answered as it stands
+   * afterwards — CONFIRM_PENDING while the capture's (or the authorization's) outcome is unknown.
+   */
+  private async forceCapture(id: string): Promise<AdminOrder> {
+    await this.confirm.confirm(id, undefined, undefined);
+    const now = await this.view(id);
+    if (now.status === 'CONFIRM_PENDING' && (now.payment as { status?: string } | null)?.status === 'authorizing') await this.due.settleAuthorization(id);
+    const after = await this.view(id);
+    if (after.status === 'CANCELED' || after.status === 'PAY_FAILED') throw new AppError('ORDER_CANCELED', `order ${id} is ${after.status}: its stock was released`);
+    return after;
   }
 
   async forceCancel(id: string, reason: string, actor: Actor): Promise<AdminOrder> {
@@ -117,21 +170,23 @@ export class AdminService {
     if (current.status === 'CONFIRM_SUCCESS') throw new AppError('ORDER_CONFIRMED', `order ${id} is confirmed`);
     if (current.status === 'CANCELED' || current.status === 'PAY_FAILED') throw new AppError('ORDER_CANCELED', `order ${id} is ${current.status}`);
     if (current.status !== 'CONFIRM_PENDING') return current;
-    await this.db.sql.exec(ADMIN_SQL.retryNow, [id, 'CONFIRM_PENDING', actor.operator]);
-    await this.confirm.advance(id);
+    await this.db.sql.exec(ADMIN_SQL.retryNow, [id, 'CONFIRM_PENDING', actor.operator, JSON.stringify(actor.principal)]);
+    // A Confirm waiting for its authorization: the authorization's next step (then the capture).
+    if ((current.payment as { status?: string } | null)?.status === 'authorizing') await this.due.settleAuthorization(id);
+    else await this.confirm.advance(id);
     return this.view(id);
   }
 
   async acknowledge(id: string, reason: string, actor: Actor): Promise<AdminOrder> {
     await this.view(id);
-    await this.db.sql.exec(ADMIN_SQL.acknowledge, [id, reason, REFUND.needsAttention, REFUND.pending, actor.operator]);
+    await this.db.sql.exec(ADMIN_SQL.acknowledge, [id, reason, REFUND.needsAttention, REFUND.pending, actor.operator, JSON.stringify(actor.principal)]);
     return this.view(id);
   }
 
-  async events(id: string): Promise<{ type: string; at: string; data: Record<string, unknown> }[]> {
+  async events(id: string): Promise<TimelineEvent[]> {
     await this.view(id);
     const rows = await this.db.sql.rows<{ type: string; at: Date; data: Record<string, unknown> }>(ORDERS_SQL.events, [id]);
-    return rows.map((r) => ({ type: r.type, at: new Date(r.at).toISOString(), data: r.data }));
+    return rows.map(timelineEvent);
   }
 
   async list(q: ListOrdersQuery): Promise<{ data: AdminOrder[]; nextCursor: string | null }> {
@@ -139,12 +194,13 @@ export class AdminService {
     const newest = q.sort === 'newest';
     const cursors = newest ? this.newestCursors : this.cursors;
     const after = q.cursor ? (cursors.decode(q.cursor, 2, isPosition) as Position) : undefined;
-    const rows = await this.db.sql.rows<ViewRow>(newest ? ADMIN_SQL.listNewest : ADMIN_SQL.list, [
+    const rows = await this.db.read.rows<ViewRow>(newest ? ADMIN_SQL.listNewest : ADMIN_SQL.list, [
       q.status ?? null,
       ...filterParams(q),
       after?.[0] ?? null,
       after?.[1] ?? null,
       limit + 1,
+      PENDING,
     ]);
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
@@ -153,7 +209,7 @@ export class AdminService {
 
   /** How many orders the filters match: in all, and per status with the other filters. */
   async counts(q: OrderCountsQuery): Promise<{ total: number; byStatus: Record<string, number> }> {
-    const rows = await this.db.sql.rows<{ status: string; n: number }>(ADMIN_SQL.counts, filterParams(q));
+    const rows = await this.db.read.rows<{ status: string; n: number }>(ADMIN_SQL.counts, filterParams(q));
     const byStatus = Object.fromEntries(ORDER_STATUSES.map((s) => [s, rows.find((r) => r.status === s)?.n ?? 0]));
     const total = q.status ? byStatus[q.status] : rows.reduce((sum, r) => sum + r.n, 0);
     return { total, byStatus };
@@ -165,9 +221,9 @@ export class AdminService {
     try {
       return { data: await this.gateway.lookup(id) };
     } catch (err) {
-      if (err instanceof GatewayUnavailableError || err instanceof GatewayRejectedError) {
-        throw new AppError('SERVICE_UNAVAILABLE', `the payment gateway did not answer: ${err.message}`);
-      }
+      // `reason` tells a reader why in one word: circuit_open (not asked), timeout, error, refused.
+      if (err instanceof GatewayUnavailableError) throw new AppError('SERVICE_UNAVAILABLE', `the payment gateway did not answer: ${err.message}`, { reason: err.reason });
+      if (err instanceof GatewayRejectedError) throw new AppError('SERVICE_UNAVAILABLE', `the payment gateway did not answer: ${err.message}`, { reason: 'refused' });
       throw err;
     }
   }

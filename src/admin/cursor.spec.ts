@@ -4,9 +4,9 @@ import { AppError } from '../common/errors.js';
 import { isPgTimestamp, SignedCursor } from '../common/signed-cursor.js';
 import { isPosition, ORDER_LIST_CURSOR } from './cursor.js';
 
-const SECRET = 'cursor-spec-secret-0123456789';
+const SECRET = Buffer.from('cursor-spec-key-0123456789abcdef');
 /** The admin order list's cursors, as AdminService makes and reads them. */
-const cursors = (secret: string) => {
+const cursors = (secret: Buffer) => {
   const c = new SignedCursor(secret, ORDER_LIST_CURSOR);
   return { encode: (p: [string, string]) => c.encode(p), decode: (raw: string) => c.decode(raw, 2, isPosition) };
 };
@@ -48,7 +48,7 @@ describe('the admin order list cursor', () => {
     expect(refused(`${good}.x`)).toBe(true);
     expect(refused(`x.${good}`)).toBe(true);
     expect(refused(good.replace('.', '..'))).toBe(true);
-    expect(refused(cursors('another-secret-0123456789').encode(['2026-11-22 00:56:09+00', ID]))).toBe(true);
+    expect(refused(cursors(Buffer.from('another-key-0123456789abcdefghij')).encode(['2026-11-22 00:56:09+00', ID]))).toBe(true);
     fc.assert(
       fc.property(fc.nat({ max: good.length - 1 }), fc.constantFrom(...'ABCxyz019-_.'), (at, ch) => {
         fc.pre(good[at] !== ch);

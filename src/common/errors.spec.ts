@@ -13,6 +13,7 @@ describe('contract error codes', () => {
       MALFORMED_JSON: 400,
       VALIDATION_FAILED: 400,
       NOT_FOUND: 404,
+      OPERATOR_EXISTS: 409,
       IDEMPOTENCY_KEY_REUSED: 422,
       IDEMPOTENCY_IN_PROGRESS: 409,
       UNKNOWN_SKU: 422,

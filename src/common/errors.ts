@@ -11,6 +11,7 @@ export const ERROR_CODES = [
   'MALFORMED_JSON',
   'VALIDATION_FAILED',
   'NOT_FOUND',
+  'OPERATOR_EXISTS',
   'IDEMPOTENCY_KEY_REUSED',
   'IDEMPOTENCY_IN_PROGRESS',
   'HOLD_LIMIT_REACHED',
@@ -35,6 +36,8 @@ export type ErrorCode = (typeof ERROR_CODES)[number];
 export interface FieldError {
   field: string;
   message: string;
+  /** A CSV import's row: its line in the file, the header being line 1. */
+  line?: number;
 }
 
 /**
@@ -58,7 +61,7 @@ export class AppError extends Error {
   }
 
   static validation(errors: FieldError[]): AppError {
-    const detail = errors.map((e) => `${e.field}: ${e.message}`).join('; ');
+    const detail = errors.map((e) => `${e.field}${e.line ? ` (line ${e.line})` : ''}: ${e.message}`).join('; ');
     return new AppError('VALIDATION_FAILED', detail || 'request failed validation', { errors });
   }
 
@@ -90,6 +93,7 @@ export function statusOf(code: ErrorCode): number {
     case 'UNKNOWN_LOCATION':
     case 'CURRENCY_MISMATCH':
       return 422;
+    case 'OPERATOR_EXISTS':
     case 'IDEMPOTENCY_IN_PROGRESS':
     case 'HOLD_LIMIT_REACHED':
     case 'INSUFFICIENT_STOCK':

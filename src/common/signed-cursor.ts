@@ -17,16 +17,22 @@ export function isPgTimestamp(text: string): boolean {
   return year >= 1 && month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth && hour <= 23 && minute <= 59 && second <= 59 && offsetHours <= 15 && offsetMinutes <= 59;
 }
 
+/** The purpose cursors' keys are derived under from the deployment key (database/deployment-key.ts). */
+export const CURSOR_KEY_PURPOSE = 'paging-cursors';
+
 /**
  * Keyset-pagination cursors this service issues: the position's values as base64url JSON, signed
  * with an HMAC, so a cursor is either exactly one we wrote or VALIDATION_FAILED — never a query
- * built from what a client made up. `purpose` keeps one listing's cursors out of another's.
+ * built from what a client made up. `purpose` keeps one listing's cursors out of another's. The
+ * key is the deployment's own (random, kept in the database), never derived from a credential: a
+ * cursor travels in shareable console links, and one signed under a token-derived key would let
+ * anyone holding it test guesses of the token offline.
  */
 export class SignedCursor {
   private readonly key: Buffer;
 
-  constructor(secret: string, purpose: string) {
-    this.key = createHmac('sha256', `tcc-cursor:${purpose}`).update(secret).digest();
+  constructor(cursorKey: Buffer, purpose: string) {
+    this.key = createHmac('sha256', `tcc-cursor:${purpose}`).update(cursorKey).digest();
   }
 
   encode(values: string[]): string {

@@ -22,6 +22,16 @@ describe('parseEnv', () => {
     expect(env.ADMIN_TOKEN).toBeUndefined();
   });
 
+  it("keeps the contract's windows by default, which only the tests shorten", () => {
+    expect(parseEnv({})).toMatchObject({
+      REQUEST_TIMEOUT_MS: 30_000,
+      RATE_LIMIT_WINDOW_MS: 60_000,
+      CREDENTIAL_THROTTLE_WINDOW_MS: 60_000,
+      MIGRATION_STATEMENT_TIMEOUT_MS: 30_000,
+    });
+    expect(parseEnv({}).REFUND_WATCH_MS).toBeUndefined();
+  });
+
   it.each([
     ['PORT', 'abc'],
     ['PORT', '70000'],
@@ -63,6 +73,40 @@ describe('parseEnv', () => {
 
   it('a bad RESERVATION_MAX_TTL_MS is named as itself, not through the holds that follow it', () => {
     expect(() => parseEnv({ RESERVATION_MAX_TTL_MS: '10' })).toThrow(/^Invalid environment:\n {2}RESERVATION_MAX_TTL_MS: [^\n]*$/);
+  });
+
+  it('reads the Redis topology and TRUST_PROXY; unset, none of them', () => {
+    const unset = parseEnv({});
+    expect([unset.REDIS_CLUSTER_NODES, unset.REDIS_SENTINELS, unset.REDIS_SENTINEL_MASTER, unset.TRUST_PROXY]).toEqual([undefined, undefined, undefined, undefined]);
+    expect(parseEnv({ REDIS_CLUSTER_NODES: '10.0.0.1:7000,10.0.0.2:7000' }).REDIS_CLUSTER_NODES).toEqual([
+      { host: '10.0.0.1', port: 7000 },
+      { host: '10.0.0.2', port: 7000 },
+    ]);
+    expect(parseEnv({ REDIS_SENTINELS: 's1:26379', REDIS_SENTINEL_MASTER: 'mymaster' })).toMatchObject({ REDIS_SENTINELS: [{ host: 's1', port: 26379 }], REDIS_SENTINEL_MASTER: 'mymaster' });
+    expect(parseEnv({ TRUST_PROXY: '10.0.0.0/8' }).TRUST_PROXY).toEqual([{ family: 'ipv4', address: '10.0.0.0', prefix: 8 }]);
+  });
+
+  it.each([
+    [{ REDIS_CLUSTER_NODES: '10.0.0.1' }, 'REDIS_CLUSTER_NODES'],
+    [{ REDIS_SENTINELS: 's1:26379' }, 'REDIS_SENTINEL_MASTER: must be set with REDIS_SENTINELS'],
+    [{ REDIS_SENTINEL_MASTER: 'mymaster' }, 'REDIS_SENTINELS: must be set with REDIS_SENTINEL_MASTER'],
+    [{ REDIS_CLUSTER_NODES: 'a:1', REDIS_SENTINELS: 's1:26379', REDIS_SENTINEL_MASTER: 'm' }, 'REDIS_CLUSTER_NODES: set either it or REDIS_SENTINELS'],
+    [{ TRUST_PROXY: '10.0.0.0/8,proxy.internal' }, 'TRUST_PROXY: "proxy.internal" is not an IP address or CIDR range'],
+  ])('refuses %j naming the variable', (given, message) => {
+    expect(() => parseEnv(given)).toThrow(message);
+  });
+
+  it('DATABASE_DIRECT_URL defaults to DATABASE_URL; no read replica unless DATABASE_READ_URL names one, lag limit 1000 ms', () => {
+    expect(parseEnv({ DATABASE_URL: 'postgres://u@pooler:6432/tcc' })).toMatchObject({
+      DATABASE_URL: 'postgres://u@pooler:6432/tcc',
+      DATABASE_DIRECT_URL: 'postgres://u@pooler:6432/tcc',
+      READ_REPLICA_MAX_LAG_MS: 1000,
+    });
+    expect(parseEnv({}).DATABASE_DIRECT_URL).toBe('postgres://postgres@localhost:5432/tcc');
+    expect(parseEnv({}).DATABASE_READ_URL).toBeUndefined();
+    expect(parseEnv({ DATABASE_URL: 'postgres://u@pooler:6432/tcc', DATABASE_DIRECT_URL: 'postgres://u@db:5432/tcc' }).DATABASE_DIRECT_URL).toBe('postgres://u@db:5432/tcc');
+    expect(() => parseEnv({ DATABASE_READ_URL: 'redis://replica' })).toThrow(/DATABASE_READ_URL/);
+    expect(() => parseEnv({ READ_REPLICA_MAX_LAG_MS: '-1' })).toThrow(/READ_REPLICA_MAX_LAG_MS/);
   });
 
   it('treats an empty ADMIN_TOKEN as unset', () => {

@@ -14,9 +14,13 @@ const PAGES = [
   '/console/',
   '/console/orders/:id',
   '/console/inventory',
+  '/console/inventory/import',
   '/console/inventory/:sku',
   '/console/locations',
   '/console/webhooks',
+  '/console/api-keys',
+  '/console/operators',
+  '/console/audit',
 ];
 
 const SKU = /^[A-Za-z0-9_.:-]{1,64}$/;

@@ -1,59 +1,96 @@
-import { Body, Controller, Delete, Get, HttpCode, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
+import { createHash } from 'node:crypto';
 import { ApiCookieAuth, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AuditLog } from '../access/audit.js';
+import { Operators } from '../access/operators.js';
 import { AppError } from '../common/errors.js';
+import type { Principal } from '../http/actor.js';
 import { ApiErrors, ApiJson, ApiJsonBody, ref } from '../http/api-docs.js';
+import { clientAddress } from '../http/client-address.js';
 import { csrfMatches, forbidden } from '../http/auth.js';
-import { cameOverHttps, clearedSessionCookie, SESSION_COOKIE, sessionCookie, sessionIdOf } from '../http/session-cookie.js';
+import { CredentialThrottle } from '../http/credential-throttle.js';
+import { cameOverHttps, clearedSessionCookie, SESSION_COOKIE, sessionCookie, sessionCookieGiven, sessionIdOf } from '../http/session-cookie.js';
 import { NoBody } from '../http/schemas.js';
 import { validateBody } from '../http/validation.js';
-import { ConsoleSession, ConsoleSessions } from './console-sessions.js';
+import { ACCOUNT_THROTTLE, ConsoleSession, ConsoleSessions } from './console-sessions.js';
 import { ConsoleSessionView, SignInBody } from './console.schemas.js';
-import { SignInThrottle } from './sign-in-throttle.js';
 
 const SESSION = ref('ConsoleSession', ConsoleSessionView);
 
 /**
- * The operator console's sign-in: the admin token, typed once, is exchanged for an HttpOnly session
- * cookie (and an anti-CSRF token the page keeps in memory). The page itself never stores the token.
+ * The operator console's sign-in: an operator's email and password, or the admin token, typed once,
+ * are exchanged for an HttpOnly session cookie (and an anti-CSRF token the page keeps in memory).
+ * The page itself never stores them. Sign-ins (failed ones with the email tried) and sign-outs go
+ * into the audit log.
  */
 @ApiTags('console')
 @Controller('console/session')
 export class ConsoleSessionController {
   constructor(
     private readonly sessions: ConsoleSessions,
-    private readonly throttle: SignInThrottle,
+    private readonly throttle: CredentialThrottle,
+    @Inject(ACCOUNT_THROTTLE) private readonly accounts: CredentialThrottle,
+    private readonly operators: Operators,
+    private readonly audit: AuditLog,
   ) {}
 
   @Post()
   @HttpCode(200)
-  @ApiOperation({ operationId: 'signIn', summary: `Sign in with the admin token: sets the ${SESSION_COOKIE} session cookie` })
+  @ApiOperation({ operationId: 'signIn', summary: `Sign in with an operator's email and password, or with the admin token: sets the ${SESSION_COOKIE} session cookie` })
   @ApiJsonBody(SignInBody)
   @ApiJson(200, SESSION)
   @ApiErrors('UNAUTHORIZED', 'RATE_LIMITED', 'PAYLOAD_TOO_LARGE', 'MALFORMED_JSON', 'VALIDATION_FAILED')
   async signIn(@Body() raw: unknown, @Req() req: FastifyRequest, @Res({ passthrough: true }) res: FastifyReply): Promise<ConsoleSession> {
     res.header('cache-control', 'no-store');
-    // After too many wrong tokens from this address, even the right one waits: the answer must not
-    // tell a guesser that a guess was right. Checked before the body, as the contract ranks 429; the
-    // attempt is taken before the token is judged and kept only when the token was wrong.
-    const address = req.socket.remoteAddress ?? 'unknown';
-    const waitS = await this.throttle.attempt(address);
-    if (waitS !== undefined) {
-      res.header('retry-after', String(waitS));
-      throw new AppError('RATE_LIMITED', `too many wrong admin tokens from this address; try again in ${waitS} s`);
+    // After too many wrong credentials from this address, even the right one waits: the answer
+    // must not tell a guesser that a guess was right. Checked before the body, as the contract
+    // ranks 429; a wrong one is counted, and refused 429 rather than 401 once it is one too many.
+    const address = clientAddress(req.raw);
+    const waitS = await this.throttle.blocked(address);
+    if (waitS !== undefined) throw tooMany(res, waitS, 'this address');
+    const body = validateBody(SignInBody, raw) as SignInBody;
+    const withToken = body.token !== undefined;
+    if (withToken === (body.email !== undefined || body.password !== undefined) || (!withToken && (body.email === undefined || body.password === undefined))) {
+      throw AppError.validation([{ field: 'body', message: 'sign in with either token (and name) or email and password' }]);
     }
-    let session: Awaited<ReturnType<ConsoleSessions['signIn']>>;
-    try {
-      const body = validateBody(SignInBody, raw) as SignInBody;
-      session = await this.sessions.signIn(body.token, body.name?.trim() || null);
-    } catch (err) {
-      await this.throttle.giveBack(address);
-      throw err;
+    if (!withToken && body.name !== undefined) throw AppError.validation([{ field: 'name', message: 'name goes with the admin token only' }]);
+    const session = withToken ? await this.sessions.signIn(body.token!, body.name?.trim() || null) : await this.signInOperator(body.email!, body.password!, address, req, res);
+    if (!session) {
+      const wait = await this.throttle.failed(address);
+      void this.record(req, null, 'sign_in', withToken ? 'admin token' : body.email!.toLowerCase(), wait !== undefined ? 429 : 401);
+      if (wait !== undefined) throw tooMany(res, wait, 'this address');
+      throw new AppError('UNAUTHORIZED', withToken ? 'that is not the admin token' : 'wrong email or password');
     }
-    if (!session) throw new AppError('UNAUTHORIZED', 'that is not the admin token');
-    await this.throttle.giveBack(address);
+    void this.record(req, session.principal, 'sign_in', withToken ? 'admin token' : body.email!.toLowerCase(), 200);
     res.header('set-cookie', sessionCookie(session.sessionId, this.sessions.ttlSeconds, cameOverHttps(req)));
-    return { csrfToken: session.csrfToken, expiresAt: session.expiresAt, operator: session.operator };
+    return publicView(session);
+  }
+
+  /**
+   * An operator's sign-in: besides the address's throttle, ACCOUNT_FAILURES wrong passwords for one
+   * account within ACCOUNT_WINDOW_MS refuse that account's sign-in for the rest of the window.
+   */
+  private async signInOperator(email: string, password: string, address: string, req: FastifyRequest, res: FastifyReply): Promise<(ConsoleSession & { sessionId: string }) | undefined> {
+    const account = accountKey(email);
+    const waitS = await this.accounts.blocked(account);
+    if (waitS !== undefined) {
+      void this.record(req, null, 'sign_in', email.toLowerCase(), 429);
+      throw tooMany(res, waitS, 'this account');
+    }
+    const who = await this.operators.signIn(email, password);
+    if (who) return this.sessions.signInOperator(who);
+    const wait = await this.accounts.failed(account);
+    if (wait !== undefined) {
+      await this.throttle.failed(address);
+      void this.record(req, null, 'sign_in', email.toLowerCase(), 429);
+      throw tooMany(res, wait, 'this account');
+    }
+    return undefined;
+  }
+
+  private record(req: FastifyRequest, principal: Principal | null, action: string, target: string, outcome: number): Promise<void> {
+    return this.audit.record({ principal, action, target, outcome, requestId: req.id, address: clientAddress(req.raw) });
   }
 
   @Get()
@@ -63,7 +100,7 @@ export class ConsoleSessionController {
   @ApiErrors('UNAUTHORIZED')
   async current(@Req() req: FastifyRequest, @Res({ passthrough: true }) res: FastifyReply): Promise<ConsoleSession> {
     res.header('cache-control', 'no-store');
-    return (await this.live(req, res)).session;
+    return publicView((await this.live(req, res)).session);
   }
 
   @Delete()
@@ -81,15 +118,41 @@ export class ConsoleSessionController {
     // Checked here, not by a pipe: this route authorizes in its handler, and 401/403 come before 400.
     validateBody(NoBody, req.body);
     await this.sessions.end(id);
+    void this.record(req, session.principal, 'sign_out', session.principal.id ?? 'admin token', 204);
     res.header('set-cookie', clearedSessionCookie(cameOverHttps(req)));
   }
 
-  /** This browser's live session, else UNAUTHORIZED (and the dead cookie is dropped). */
+  /**
+   * This browser's live session, else UNAUTHORIZED (and the dead cookie is dropped). A cookie that
+   * is no live session is a wrong credential: counted, and refused 429 once its address is throttled.
+   */
   private async live(req: FastifyRequest, res: FastifyReply): Promise<{ id: string; session: ConsoleSession }> {
+    const given = sessionCookieGiven(req.headers.cookie);
+    if (!given) throw new AppError('UNAUTHORIZED', 'no live console session: sign in');
+    const address = clientAddress(req.raw);
+    const waitS = await this.throttle.blocked(address);
+    if (waitS !== undefined) throw tooMany(res, waitS, 'this address');
     const id = sessionIdOf(req.headers.cookie);
     const session = id ? await this.sessions.find(id) : undefined;
     if (id && session) return { id, session };
-    if (req.headers.cookie?.includes(`${SESSION_COOKIE}=`)) res.header('set-cookie', clearedSessionCookie(cameOverHttps(req)));
+    const wait = await this.throttle.failed(address);
+    if (wait !== undefined) throw tooMany(res, wait, 'this address');
+    res.header('set-cookie', clearedSessionCookie(cameOverHttps(req)));
     throw new AppError('UNAUTHORIZED', 'no live console session: sign in');
   }
+}
+
+/** What the page learns of its session (never its id: that stays in the HttpOnly cookie). */
+function publicView(s: ConsoleSession): ConsoleSession {
+  return { csrfToken: s.csrfToken, expiresAt: s.expiresAt, operator: s.operator, role: s.role, scopes: s.scopes, principal: s.principal };
+}
+
+/** The account's throttle key: its email, any case, hashed (no address in a Redis key). */
+function accountKey(email: string): string {
+  return createHash('sha256').update(email.toLowerCase()).digest('hex');
+}
+
+function tooMany(res: FastifyReply, waitS: number, who: string): AppError {
+  res.header('retry-after', String(waitS));
+  return new AppError('RATE_LIMITED', `too many wrong credentials from ${who}; try again in ${waitS} s`);
 }

@@ -22,7 +22,7 @@ export class ConsoleStats {
   ) {}
 
   async read(): Promise<Stats> {
-    const row = await this.db.sql.one<{ by_status: Record<string, string>; needing_attention: string }>(CONSOLE_SQL.stats);
+    const row = await this.db.read.one<{ by_status: Record<string, string>; needing_attention: string }>(CONSOLE_SQL.stats);
     const ordersByStatus = Object.fromEntries(ORDER_STATUSES.map((s) => [s, Number(row?.by_status[s] ?? 0)])) as Record<OrderStatus, number>;
     return { ordersByStatus, needingAttention: Number(row?.needing_attention ?? 0), breaker: this.gateway.state };
   }

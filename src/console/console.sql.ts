@@ -5,16 +5,25 @@ import { ORDER_FIGURES } from '../orders/state/orders.sql.js';
 export const CONSOLE_SQL = {
   createSession: statement(
     'console_session_create',
-    `INSERT INTO console_sessions (id_hash, csrf_token, expires_at, operator)
-     VALUES ($1, $2, now() + make_interval(secs => $3::float8 / 1000), $4)
+    `INSERT INTO console_sessions (id_hash, csrf_token, expires_at, operator, token_tag, operator_id)
+     VALUES ($1, $2, now() + make_interval(secs => $3::float8 / 1000), $4, $5, $6::uuid)
      RETURNING csrf_token, tcc_iso(expires_at) AS expires_at`,
   ),
 
-  /** A live session; an expired one is deleted on the way (the periodic purge gets the rest). */
+  /**
+   * A live session: one opened with today's admin token ($2, its tag; null when no token is set), or
+   * one of an operator who is not disabled (with their name and role as they are now). An expired
+   * one, or one opened with another token, is deleted on the way (the periodic purge gets the rest
+   * of the expired; an operator's sessions are deleted when they are disabled or their role or
+   * password changes).
+   */
   findSession: statement(
     'console_session_find',
-    `WITH expired AS (DELETE FROM console_sessions WHERE id_hash = $1 AND expires_at <= now())
-     SELECT csrf_token, tcc_iso(expires_at) AS expires_at, operator FROM console_sessions WHERE id_hash = $1 AND expires_at > now()`,
+    `WITH dead AS (DELETE FROM console_sessions WHERE id_hash = $1 AND (expires_at <= now() OR (operator_id IS NULL AND token_tag IS DISTINCT FROM $2)))
+     SELECT s.csrf_token, tcc_iso(s.expires_at) AS expires_at, s.operator, s.operator_id::text AS operator_id, o.name AS operator_name, o.role
+       FROM console_sessions s LEFT JOIN operators o ON o.id = s.operator_id
+      WHERE s.id_hash = $1 AND s.expires_at > now()
+        AND CASE WHEN s.operator_id IS NULL THEN s.token_tag = $2 ELSE o.disabled_at IS NULL END`,
   ),
 
   endSession: statement('console_session_end', `DELETE FROM console_sessions WHERE id_hash = $1`),

@@ -6,8 +6,9 @@ import { dataSourceOptions } from './options.js';
 
 /**
  * The TypeORM CLI's entry (`npm run migration:revert`, `npm run typeorm`): the same options and env
- * schema as the app. Migrating goes through migrate-cli.ts, which also applies the SQL functions.
+ * schema as the app, on DATABASE_DIRECT_URL like migrate-cli.ts (which is how migrating is done:
+ * it also applies the SQL functions).
  */
 const env = parseEnv(process.env);
-const cliDataSource = new DataSource(dataSourceOptions(env.DATABASE_URL, env.DB_POOL_SIZE));
+const cliDataSource = new DataSource(dataSourceOptions(env.DATABASE_DIRECT_URL, 2));
 export default cliDataSource;

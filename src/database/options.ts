@@ -23,11 +23,10 @@ export function dataSourceOptions(databaseUrl: string, poolSize: number): DataSo
     entities: [],
     logging: ['error', 'migration'],
     extra: {
+      // No other startup parameter: DATABASE_DIRECT_URL defaults to DATABASE_URL, which may be a
+      // pooler that refuses them. migrate-cli.ts sets its timeouts on its session instead.
       application_name: 'tcc-inventory',
       connectionTimeoutMillis: 5000,
-      // A query that hangs (a killed backend, a lock storm) must not pin a pool slot forever.
-      statement_timeout: 30_000,
-      idle_in_transaction_session_timeout: 60_000,
     },
   };
 }

@@ -1,7 +1,6 @@
 import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { Db } from './db.js';
-import { withSessionLock } from './session-lock.js';
+import { SessionLocks } from './session-lock.js';
 
 interface Task {
   running?: Promise<unknown>;
@@ -9,9 +8,9 @@ interface Task {
 
 /**
  * Work that runs every N ms, one run at a time per process and one process at a time across the
- * deployment (a session advisory lock, see session-lock.ts): the sweeper, reconciliation,
- * retention, the webhook poller and the console's session purge all register here the same way,
- * as an interval in @nestjs/schedule's registry. Shutdown stops the timers and waits for the runs
+ * deployment (a session advisory lock on DATABASE_DIRECT_URL, see session-lock.ts): the sweeper,
+ * reconciliation, retention, the webhook poller and the console's session purge all register here
+ * the same way, as an interval in @nestjs/schedule's registry. Shutdown stops the timers and waits for the runs
  * in progress; `stopped()` tells a long run to wind down.
  */
 @Injectable()
@@ -22,7 +21,7 @@ export class PeriodicJobs implements BeforeApplicationShutdown {
 
   constructor(
     private readonly registry: SchedulerRegistry,
-    private readonly db: Db,
+    private readonly locks: SessionLocks,
   ) {}
 
   readonly stopped = (): boolean => this.stopping;
@@ -32,7 +31,7 @@ export class PeriodicJobs implements BeforeApplicationShutdown {
     this.tasks.set(name, task);
     const timer = setInterval(() => {
       if (task.running || this.stopping) return;
-      task.running = withSessionLock(this.db, lockKey, work)
+      task.running = this.locks.withLock(lockKey, work)
         .catch((err: unknown) => this.logger.warn({ job: name, err: (err as Error).message }, 'periodic job failed; it runs again at its next interval'))
         .finally(() => (task.running = undefined));
     }, everyMs);

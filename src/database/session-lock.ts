@@ -1,4 +1,5 @@
-import type { Db } from './db.js';
+import pg from 'pg';
+import { translate } from './sql.js';
 
 /** Advisory lock keys of the "one process at a time" jobs; one place, so two never collide. */
 export const SESSION_LOCKS = {
@@ -14,21 +15,88 @@ export const SESSION_LOCKS = {
 } as const;
 
 /**
- * Runs `work` only if this process wins the session advisory lock `key`, holding it (on a
- * connection of its own) until `work` ends. Returns undefined when another process holds it.
- * A process that dies loses its session, and with it the lock: nothing to clean up.
+ * The transaction-level advisory locks the SQL functions take, `pg_advisory_xact_lock(space,
+ * hashtext(value))`: two-key locks, so apart from the one-key SESSION_LOCKS above (Postgres keeps
+ * the two kinds in separate spaces). Each space, the value it guards and the file that takes it; the
+ * SQL writes the number out (a literal keeps the plan generic), and src/database/sql-locks.spec.ts
+ * fails when a .sql file takes a lock that is not here, or not in the file named, or this lists one
+ * no file takes.
  */
-export async function withSessionLock<T>(db: Db, key: number, work: () => Promise<T>): Promise<T | undefined> {
-  const client = await db.connect();
-  try {
-    const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [key]);
-    if (!rows[0]?.locked) return undefined;
+export const XACT_LOCK_SPACES = {
+  /** An Idempotency-Key while its Try is judged (tcc_judge_trys, a try-lock: a key already held is "in flight"). */
+  idempotencyKey: { space: 7701, file: 'orders/try/judge-trys.sql' },
+  /** A customer while its holding orders are counted (tcc_try_batch, CUSTOMER_MAX_HOLDING_ORDERS). */
+  customer: { space: 7702, file: 'orders/try/try-batch.sql' },
+  /** A stock adjustment's Idempotency-Key (tcc_stock_adjust). */
+  adjustmentKey: { space: 7703, file: 'inventory/ledger/adjust-stock.sql' },
+} as const;
+
+/**
+ * The election of the one process that runs a periodic job: a session advisory lock, held on a
+ * server session of this process's own for as long as the job runs. A session is what a
+ * transaction-mode pooler does not keep, so this is the one connection a running process opens to
+ * DATABASE_DIRECT_URL (opened at the first job, shared by every job, each with its own key).
+ * A process that dies loses its session, and with it its locks: nothing to clean up. A session
+ * killed while a job runs (a failover, pg_terminate_backend) loses the lock too; the job goes on
+ * without it (another process may start one meanwhile: harmless, every step is a compare-and-set)
+ * and the next job opens a new session.
+ */
+export class SessionLocks {
+  private client: pg.Client | undefined;
+  private connecting: Promise<pg.Client> | undefined;
+
+  constructor(
+    private readonly url: string,
+    private readonly applicationName = 'tcc-inventory',
+  ) {}
+
+  /** Runs `work` only if this process wins the lock `key`, holding it until `work` ends; undefined when another process holds it. */
+  async withLock<T>(key: number, work: () => Promise<T>): Promise<T | undefined> {
+    const client = await this.session();
+    let locked: boolean | undefined;
+    try {
+      locked = (await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [key])).rows[0]?.locked;
+    } catch (err) {
+      this.drop(client);
+      throw translate(err);
+    }
+    if (!locked) return undefined;
     try {
       return await work();
     } finally {
-      await client.query('SELECT pg_advisory_unlock($1)', [key]).catch(() => undefined);
+      // On a session that has since died, the lock went with it.
+      if (client === this.client) await client.query('SELECT pg_advisory_unlock($1)', [key]).catch(() => this.drop(client));
     }
-  } finally {
-    client.release();
+  }
+
+  async close(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    await client?.end().catch(() => undefined);
+  }
+
+  private session(): Promise<pg.Client> {
+    if (this.client) return Promise.resolve(this.client);
+    this.connecting ??= this.open().finally(() => (this.connecting = undefined));
+    return this.connecting;
+  }
+
+  private async open(): Promise<pg.Client> {
+    const client = new pg.Client({ connectionString: this.url, application_name: this.applicationName, connectionTimeoutMillis: 5000, keepAlive: true });
+    // A session that dies emits 'error' (with no listener, an uncaught exception): the next job opens another.
+    client.on('error', () => this.drop(client));
+    client.on('end', () => this.drop(client));
+    try {
+      await client.connect();
+    } catch (err) {
+      throw translate(err);
+    }
+    this.client = client;
+    return client;
+  }
+
+  private drop(client: pg.Client): void {
+    if (this.client === client) this.client = undefined;
+    client.end().catch(() => undefined);
   }
 }

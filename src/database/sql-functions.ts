@@ -1,42 +1,32 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
-import { pgCode } from './db.js';
+import { pgCode } from './sql.js';
 import { SESSION_LOCKS } from './session-lock.js';
+import { applyOrder, callGraph } from './sql-graph.js';
+
+const HEADER = /^CREATE OR REPLACE FUNCTION (tcc_\w+)\(/m;
+const BODY_QUOTE = '$fn$';
+
+/** Where the .sql files are: src/ when run from source, dist/ once built (the build copies them there). */
+export const SQL_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 /**
  * The engine's SQL functions, one per file beside the code that calls it (paths relative to src/,
- * or dist/ once built), in the order they are applied: a LANGUAGE sql function is checked when it
- * is created, so what it calls comes first (tcc_order_json and tcc_movement_json call tcc_iso);
- * PL/pgSQL bodies are checked when they run.
+ * or dist/ once built), in the order they are applied: every `.sql` file under the root, each after
+ * the functions it calls (sql-graph.ts) — a LANGUAGE sql function is checked when it is created,
+ * so what it calls comes first (tcc_order_json and tcc_movement_json call tcc_iso); PL/pgSQL
+ * bodies are checked when they run, but are ordered alike. Computed from the files, never listed
+ * by hand.
  */
-export const SQL_FUNCTION_FILES = [
-  'database/iso-time.sql',
-  'orders/state/order-json.sql',
-  'inventory/allocation/allocate.sql',
-  'inventory/stock/inventory-json.sql',
-  'inventory/ledger/movement-json.sql',
-  'inventory/ledger/movements-continue.sql',
-  'inventory/ledger/on-hand-recorded.sql',
-  'webhooks/outbox.sql',
-  'webhooks/inventory-outbox.sql',
-  'inventory/stock/low-stock.sql',
-  'inventory/stock/set-stock.sql',
-  'inventory/ledger/adjust-stock.sql',
-  'inventory/catalogue/import.sql',
-  'inventory/consistency/consistency.sql',
-  'inventory/consistency/repair.sql',
-  'inventory/participant/reserve-branch.sql',
-  'inventory/participant/settle-branch.sql',
-  'orders/state/flag-attention.sql',
-  'orders/state/count-changes.sql',
-  'orders/try/judge-trys.sql',
-  'orders/try/probe.sql',
-  'orders/try/try-batch.sql',
-  'orders/confirm/claim.sql',
-  'orders/state/apply-moves.sql',
-] as const;
+export const SQL_FUNCTION_FILES: readonly string[] = sqlFunctionFiles(SQL_ROOT);
+
+/** Every `.sql` file under `root`, in apply order (callees first, then by path). */
+export function sqlFunctionFiles(root: string): string[] {
+  return applyOrder(callGraph(sqlFilesUnder(root).map((f) => parseSqlFunction(f, readFileSync(join(root, f), 'utf8')))));
+}
 
 /** What the runner and the tests read of one file. */
 export interface SqlFunction {
@@ -54,9 +44,6 @@ export interface SqlFunction {
   settings: string[];
   language: string;
 }
-
-const HEADER = /^CREATE OR REPLACE FUNCTION (tcc_\w+)\(/m;
-const BODY_QUOTE = '$fn$';
 
 /**
  * One file's function: exactly one `CREATE OR REPLACE FUNCTION tcc_…(…) … AS $fn$ … $fn$;`, every
@@ -100,13 +87,14 @@ export function parseSqlFunction(file: string, text: string): SqlFunction {
 }
 
 /**
- * The listed files under `root`, parsed, in apply order. Every `.sql` file under the root must
- * be listed: a function nobody applies would be a second, silent version.
+ * The listed files under `root` (by default all, in apply order), parsed, in the order listed.
+ * Every `.sql` file under the root must be listed: a function nobody applies would be a second,
+ * silent version.
  */
-export function readSqlFunctions(root: string, files: readonly string[] = SQL_FUNCTION_FILES): SqlFunction[] {
+export function readSqlFunctions(root: string, files: readonly string[] = sqlFunctionFiles(root)): SqlFunction[] {
   const listed = new Set(files);
   const unlisted = sqlFilesUnder(root).filter((f) => !listed.has(f));
-  if (unlisted.length > 0) throw new Error(`SQL files not in SQL_FUNCTION_FILES (src/database/sql-functions.ts): ${unlisted.join(', ')}`);
+  if (unlisted.length > 0) throw new Error(`SQL files not in the list: ${unlisted.join(', ')}`);
   const functions = files.map((f) => parseSqlFunction(f, readFileSync(join(root, f), 'utf8')));
   const names = functions.map((f) => f.name);
   const twice = names.find((n, i) => names.indexOf(n) !== i);
@@ -131,7 +119,7 @@ export function sqlFilesUnder(root: string): string[] {
  * the function and creates it again. A recorded file that is no longer listed has its function
  * dropped. Returns the files applied.
  */
-export async function applySqlFunctions(client: pg.ClientBase, root: string, files: readonly string[] = SQL_FUNCTION_FILES): Promise<string[]> {
+export async function applySqlFunctions(client: pg.ClientBase, root: string, files: readonly string[] = sqlFunctionFiles(root)): Promise<string[]> {
   const functions = readSqlFunctions(root, files);
   const applied: string[] = [];
   await client.query('BEGIN');

@@ -1,14 +1,15 @@
 import {
   decideCharge,
+  decideStep,
   defaultFaults,
   mergeFaults,
-  parseSimulatorEnv,
   refusalStatus,
-  SimulatorConfigError,
   validateFaultsPatch,
   validateScript,
+  validateScripts,
   type Faults,
 } from './faults.js';
+import { parseSimulatorEnv, SimulatorConfigError } from './sim-env.js';
 
 const faultsWith = (patch: Partial<Faults>): Faults => mergeFaults(defaultFaults(), patch);
 const sequence = (...values: number[]) => () => values.shift() ?? 0.99;
@@ -83,6 +84,11 @@ describe('validateFaultsPatch', () => {
     [{ down: 'yes' }, /down/],
     [{ script: ['explode'] }, /unknown mode "explode"/],
     [{ script: 'ok' }, /script/],
+    [{ script: ['capture_then_hang'] }, /unknown mode "capture_then_hang"/],
+    [{ captureScript: ['decline'] }, /captureScript contains unknown mode "decline"/],
+    [{ voidScript: ['charge_then_hang'] }, /voidScript/],
+    [{ authTtlMs: 0 }, /authTtlMs/],
+    [{ captureDown: 1 }, /captureDown/],
   ])('rejects %j', (input, message) => {
     const result = validateFaultsPatch(input);
     expect(result.ok).toBe(false);
@@ -92,6 +98,37 @@ describe('validateFaultsPatch', () => {
   it('validates bare scripts', () => {
     expect(validateScript(['ok', 'decline'])).toEqual({ ok: true, script: ['ok', 'decline'] });
     expect(validateScript(undefined).ok).toBe(false);
+  });
+
+  it('takes each call kind its own script, and only its modes', () => {
+    expect(validateFaultsPatch({ captureScript: ['capture_then_error', 'expired'], voidScript: ['void_then_hang'], authTtlMs: 1000, voidDown: true })).toEqual({
+      ok: true,
+      patch: { captureScript: ['capture_then_error', 'expired'], voidScript: ['void_then_hang'], authTtlMs: 1000, voidDown: true },
+    });
+    expect(validateScript(['authorize_then_hang', 'authorize_then_error'])).toEqual({ ok: true, script: ['authorize_then_hang', 'authorize_then_error'] });
+  });
+});
+
+describe('validateScripts (POST /__control/script)', () => {
+  it('sets any of the three queues, leaving the others', () => {
+    expect(validateScripts({ script: ['hang'] })).toEqual({ ok: true, patch: { script: ['hang'] } });
+    expect(validateScripts({ captureScript: ['error'], voidScript: [] })).toEqual({ ok: true, patch: { captureScript: ['error'], voidScript: [] } });
+  });
+
+  it.each([[{}], [null], [{ refundScript: [] }], [{ captureScript: ['decline'] }]])('refuses %j', (input) => {
+    expect(validateScripts(input).ok).toBe(false);
+  });
+});
+
+describe('decideStep', () => {
+  it('consumes its own script, then the error and rate-limit rates, never a decline', () => {
+    const faults = faultsWith({ captureScript: ['capture_then_hang'], voidScript: ['expired'], script: ['decline'], declineRate: 1 });
+    expect(decideStep(faults, 'captureScript')).toEqual({ mode: 'capture_then_hang', rest: [] });
+    expect(decideStep(faults, 'voidScript')).toEqual({ mode: 'expired', rest: [] });
+    const flaky = faultsWith({ rateLimitRate: 0.5, errorRate: 0.5, declineRate: 1 });
+    expect(decideStep(flaky, 'captureScript', sequence(0.1)).mode).toBe('rate_limit');
+    expect(decideStep(flaky, 'voidScript', sequence(0.9, 0.1)).mode).toBe('error');
+    expect(decideStep(flaky, 'voidScript', sequence(0.9, 0.9)).mode).toBe('ok');
   });
 });
 
@@ -121,6 +158,9 @@ describe('parseSimulatorEnv', () => {
       SIM_HANG_MS: '500',
       SIM_DOWN: 'true',
       SIM_SCRIPT: 'ok, decline,charge_then_error',
+      SIM_AUTH_TTL_MS: '60000',
+      SIM_CAPTURE_SCRIPT: 'capture_then_error,expired',
+      SIM_VOID_SCRIPT: 'void_then_hang',
     });
     expect(config).toEqual({
       port: 4100,
@@ -132,7 +172,10 @@ describe('parseSimulatorEnv', () => {
         rateLimitRate: 0.3,
         hangMs: 500,
         down: true,
+        authTtlMs: 60000,
         script: ['ok', 'decline', 'charge_then_error'],
+        captureScript: ['capture_then_error', 'expired'],
+        voidScript: ['void_then_hang'],
       },
     });
   });
@@ -152,6 +195,9 @@ describe('parseSimulatorEnv', () => {
     [{ SIM_HANG_MS: '1e9' }, 'SIM_HANG_MS'],
     [{ SIM_DOWN: 'maybe' }, 'SIM_DOWN'],
     [{ SIM_SCRIPT: 'ok,boom' }, 'SIM_SCRIPT'],
+    [{ SIM_AUTH_TTL_MS: '0' }, 'SIM_AUTH_TTL_MS'],
+    [{ SIM_CAPTURE_SCRIPT: 'decline' }, 'SIM_CAPTURE_SCRIPT'],
+    [{ SIM_VOID_SCRIPT: 'boom' }, 'SIM_VOID_SCRIPT'],
   ])('rejects %j naming the variable', (env, name) => {
     expect(() => parseSimulatorEnv(env)).toThrow(SimulatorConfigError);
     expect(() => parseSimulatorEnv(env)).toThrow(new RegExp(`^${name} `));

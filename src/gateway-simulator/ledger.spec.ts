@@ -85,7 +85,17 @@ describe('Ledger', () => {
     ledger.charge('k1', 'f1', order, 'succeeded');
     expect(ledger.snapshot().chargeRequests).toBe(2);
     ledger.reset();
-    expect(ledger.snapshot()).toEqual({ payments: [], refunds: [], chargeRequests: 0, chargeAttempts: [] });
+    expect(ledger.snapshot()).toEqual({
+      payments: [],
+      refunds: [],
+      captures: [],
+      voids: [],
+      chargeRequests: 0,
+      chargeAttempts: [],
+      authorizeAttempts: [],
+      captureRequests: 0,
+      voidRequests: 0,
+    });
     expect(ledger.lookupCharge('k1', 'f1')).toEqual({ kind: 'new' });
   });
 
@@ -106,5 +116,61 @@ describe('Ledger', () => {
     const b = real.charge('b', 'f', order, 'succeeded');
     expect(a.id).toMatch(/^pay_[0-9a-f]{32}$/);
     expect(a.id).not.toBe(b.id);
+  });
+
+  describe('authorizations', () => {
+    let clock: number;
+    const DAY = 24 * 3600_000;
+    beforeEach(() => {
+      clock = Date.UTC(2030, 0, 1);
+      ledger = new Ledger(sequentialIds(), () => clock);
+    });
+
+    it('holds an amount until its expiry, replaying the first answer for its key', () => {
+      const held = ledger.authorize('a1', 'f1', order, 'authorized', DAY);
+      expect(held).toEqual({ id: 'pay_1', status: 'authorized', ...order, refundedMinor: 0, capturedMinor: 0, authorizationExpiresAt: '2030-01-02T00:00:00.000Z' });
+      ledger.capture('c1', 'x', held.id, 400);
+      expect(ledger.lookupCharge('a1', 'f1')).toEqual({ kind: 'replay', value: held });
+      expect(ledger.getPayment(held.id)).toMatchObject({ status: 'succeeded', capturedMinor: 400 });
+    });
+
+    it('captures at most what was authorized, once; the capture replays by its key', () => {
+      const { id } = ledger.authorize('a1', 'f1', order, 'authorized', DAY);
+      expect(ledger.capture('c1', 'x', id, 1001)).toMatchObject({ status: 422 });
+      const first = ledger.capture('c1', 'x', id, 1000);
+      expect(first).toEqual({ status: 200, body: expect.objectContaining({ status: 'succeeded', capturedMinor: 1000 }) });
+      expect(ledger.lookupStep('capture', 'c1', 'x')).toEqual({ kind: 'replay', value: first });
+      expect(ledger.lookupStep('capture', 'c1', 'y')).toEqual({ kind: 'conflict' });
+      expect(ledger.capture('c2', 'x', id, 1000)).toMatchObject({ status: 409, body: { status: 'succeeded' } });
+      expect(ledger.void('v1', 'x', id)).toMatchObject({ status: 409, body: { status: 'succeeded' } });
+      expect(ledger.snapshot().captures).toEqual([{ paymentId: id, amountMinor: 1000 }]);
+      expect(ledger.refund('r1', 'x', id, 1000).ok).toBe(true);
+    });
+
+    it('voids an open hold (again 200), after which it cannot be captured', () => {
+      const { id } = ledger.authorize('a1', 'f1', order, 'authorized', DAY);
+      expect(ledger.void('v1', 'x', id)).toMatchObject({ status: 200, body: { status: 'voided' } });
+      expect(ledger.void('v2', 'x', id)).toMatchObject({ status: 200, body: { status: 'voided' } });
+      expect(ledger.capture('c1', 'x', id, 10)).toMatchObject({ status: 409, body: { status: 'voided', capturedMinor: 0 } });
+      expect(ledger.snapshot().voids).toEqual([{ paymentId: id }]);
+      expect(ledger.refund('r1', 'x', id, 1)).toEqual({ ok: false, reason: 'payment_declined' });
+    });
+
+    it('expires by the clock: no capture (409 expired), a void answers 409 expired', () => {
+      const { id } = ledger.authorize('a1', 'f1', order, 'authorized', DAY);
+      clock += DAY;
+      expect(ledger.paymentsByReference('ord-1')[0]!.status).toBe('expired');
+      expect(ledger.capture('c1', 'x', id, 10)).toMatchObject({ status: 409, body: { status: 'expired' } });
+      expect(ledger.void('v1', 'x', id)).toMatchObject({ status: 409, body: { status: 'expired' } });
+      expect(ledger.snapshot()).toMatchObject({ captures: [], voids: [] });
+    });
+
+    it('expireNow ends a hold at once; unknown payments are 404, unbound', () => {
+      const { id } = ledger.authorize('a1', 'f1', order, 'authorized', DAY);
+      ledger.expireNow(id);
+      expect(ledger.getPayment(id)!.status).toBe('expired');
+      expect(ledger.capture('c1', 'x', 'pay_nope', 1)).toMatchObject({ status: 404 });
+      expect(ledger.lookupStep('capture', 'c1', 'x')).toEqual({ kind: 'new' });
+    });
   });
 });

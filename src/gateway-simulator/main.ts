@@ -1,5 +1,5 @@
 import '../common/node-version.js';
-import { parseSimulatorEnv, SimulatorConfigError } from './faults.js';
+import { parseSimulatorEnv, SimulatorConfigError } from './sim-env.js';
 import { createSimulatorServer } from './server.js';
 
 function log(fields: Record<string, unknown>): void {

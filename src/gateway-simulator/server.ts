@@ -1,6 +1,8 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
-import { decideCharge, defaultFaults, mergeFaults, refusalStatus, validateFaultsPatch, validateScript, type Faults } from './faults.js';
+import { decideCharge, defaultFaults, mergeFaults, refusalStatus, validateFaultsPatch, validateScripts, type Faults } from './faults.js';
+import { holdRoutes } from './holds.js';
+import { error, HttpError, invalid, parseUrl, readJson, requireAmount, requireKey, requireObject, type Reply } from './http-io.js';
 import { Ledger, type Payment } from './ledger.js';
 import { LinkedList } from '../common/linked-list.js';
 
@@ -13,77 +15,7 @@ export interface Simulator {
   close(): Promise<void>;
 }
 
-const BODY_LIMIT = 64 * 1024;
-const MAX_KEY_LENGTH = 255;
-
-class HttpError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
-    super(message);
-  }
-}
-
-interface Reply {
-  status: number;
-  body: unknown;
-  headers?: Record<string, string>;
-  /** Extra wait before answering; hang modes use it to outlive client timeouts. */
-  delayMs?: number;
-  /** Decides the answer once the wait is over (a charge that lands late). */
-  later?: () => Reply;
-}
-
-const error = (status: number, code: string, message: string, extra: Partial<Reply> = {}): Reply => ({
-  status,
-  body: { error: code, message },
-  ...extra,
-});
-
-function readJson(req: http.IncomingMessage): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let tooLarge = Number(req.headers['content-length'] ?? 0) > BODY_LIMIT;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > BODY_LIMIT) tooLarge = true;
-      // Keep draining instead of destroying so the 413 can still be delivered.
-      if (!tooLarge) chunks.push(chunk);
-    });
-    req.on('error', reject);
-    req.on('end', () => {
-      if (tooLarge) return reject(new HttpError(413, 'body_too_large', `body exceeds ${BODY_LIMIT} bytes`));
-      const text = Buffer.concat(chunks).toString('utf8');
-      if (text.trim() === '') return resolve(undefined);
-      try {
-        resolve(JSON.parse(text));
-      } catch {
-        reject(new HttpError(400, 'malformed_json', 'request body is not valid JSON'));
-      }
-    });
-  });
-}
-
-function requireKey(req: http.IncomingMessage): string {
-  const key = req.headers['idempotency-key'];
-  if (typeof key !== 'string' || key.trim() === '' || key.length > MAX_KEY_LENGTH) {
-    throw new HttpError(400, 'missing_idempotency_key', `Idempotency-Key header is required (1-${MAX_KEY_LENGTH} chars)`);
-  }
-  return key;
-}
-
-const invalid = (message: string): HttpError => new HttpError(400, 'invalid_body', message);
-
-function requireObject(body: unknown): Record<string, unknown> {
-  if (typeof body === 'object' && body !== null && !Array.isArray(body)) return body as Record<string, unknown>;
-  throw invalid('body must be a JSON object');
-}
-
-function requireAmount(value: unknown): number {
-  if (Number.isSafeInteger(value) && (value as number) > 0) return value as number;
-  throw invalid('amountMinor must be a positive integer');
-}
-
-function parseCharge(body: unknown): { amountMinor: number; currency: string; reference: string; paymentToken?: string } {
+function parseCharge(body: unknown): { amountMinor: number; currency: string; reference: string; paymentToken?: string; capture: boolean } {
   const b = requireObject(body);
   const amountMinor = requireAmount(b.amountMinor);
   if (typeof b.currency !== 'string' || !/^[A-Z]{3}$/.test(b.currency)) {
@@ -95,26 +27,18 @@ function parseCharge(body: unknown): { amountMinor: number; currency: string; re
   if (b.paymentToken !== undefined && typeof b.paymentToken !== 'string') {
     throw invalid('paymentToken must be a string');
   }
-  return { amountMinor, currency: b.currency, reference: b.reference, paymentToken: b.paymentToken };
+  if (b.capture !== undefined && typeof b.capture !== 'boolean') {
+    throw invalid('capture must be a boolean');
+  }
+  return { amountMinor, currency: b.currency, reference: b.reference, paymentToken: b.paymentToken, capture: b.capture !== false };
 }
 
+/** A charge answers 201 succeeded, an authorization 201 authorized; a decline 402. */
 const paymentReply = (p: Payment, replayed: boolean): Reply => ({
-  status: p.status === 'succeeded' ? 201 : 402,
+  status: p.status === 'declined' ? 402 : 201,
   body: p,
   headers: replayed ? { 'idempotent-replayed': 'true' } : undefined,
 });
-
-const NO_QUERY = new URLSearchParams();
-
-/**
- * The path and query of a request target. A plain path (no query, no escapes, no dot segments: a
- * charge) is taken as it is; anything else is parsed as a URL, which normalises it.
- */
-function parseUrl(target: string): { pathname: string; searchParams: URLSearchParams } {
-  if (target.startsWith('/') && !/[?%#]|\/\./.test(target)) return { pathname: target, searchParams: NO_QUERY };
-  const url = new URL(target, 'http://simulator.local');
-  return { pathname: url.pathname, searchParams: url.searchParams };
-}
 
 export function createSimulatorServer(initialFaults: Partial<Faults> = {}): Simulator {
   const ledger = new Ledger();
@@ -124,12 +48,19 @@ export function createSimulatorServer(initialFaults: Partial<Faults> = {}): Simu
   const timers = new LinkedList<NodeJS.Timeout>();
 
   const unavailable = (): Reply => error(503, 'unavailable', 'gateway unavailable (simulated)');
+  const holds = holdRoutes(ledger, faults);
 
   async function charge(req: http.IncomingMessage): Promise<Reply> {
     const key = requireKey(req);
     const input = parseCharge(await readJson(req));
-    ledger.countChargeRequest(input);
-    const fingerprint = JSON.stringify([input.amountMinor, input.currency, input.reference, input.paymentToken ?? null]);
+    ledger.countChargeRequest(input, !input.capture);
+    // A charge's fingerprint as before; an authorization's also says so (one key, one kind of call).
+    const fingerprint = JSON.stringify([input.amountMinor, input.currency, input.reference, input.paymentToken ?? null, ...(input.capture ? [] : ['authorize'])]);
+    const record = (status: 'succeeded' | 'declined'): Payment => {
+      const books = { amountMinor: input.amountMinor, currency: input.currency, reference: input.reference };
+      if (input.capture) return ledger.charge(key, fingerprint, books, status);
+      return ledger.authorize(key, fingerprint, books, status === 'succeeded' ? 'authorized' : 'declined', faults.authTtlMs);
+    };
     // Everything from lookup to recording is synchronous, so concurrent requests
     // with one key are serialised by the event loop and can never charge twice.
     const seen = ledger.lookupCharge(key, fingerprint);
@@ -148,12 +79,14 @@ export function createSimulatorServer(initialFaults: Partial<Faults> = {}): Simu
       case 'hang':
         return error(504, 'gateway_timeout', 'simulated hang before charging', { delayMs: faults.hangMs });
       case 'decline':
-        return paymentReply(ledger.charge(key, fingerprint, input, 'declined'), false);
+        return paymentReply(record('declined'), false);
       case 'charge_then_error':
-        ledger.charge(key, fingerprint, input, 'succeeded');
+      case 'authorize_then_error':
+        record('succeeded');
         return error(500, 'internal_error', 'simulated failure after charging');
       case 'charge_then_hang':
-        return { ...paymentReply(ledger.charge(key, fingerprint, input, 'succeeded'), false), delayMs: faults.hangMs };
+      case 'authorize_then_hang':
+        return { ...paymentReply(record('succeeded'), false), delayMs: faults.hangMs };
       case 'slow_ok':
         // The charge is made when the wait is over; a duplicate that arrived meanwhile replays it.
         return {
@@ -164,12 +97,12 @@ export function createSimulatorServer(initialFaults: Partial<Faults> = {}): Simu
             const again = ledger.lookupCharge(key, fingerprint);
             if (again.kind === 'conflict') return error(422, 'idempotency_key_reused', 'Idempotency-Key was used with a different body');
             if (again.kind === 'replay') return paymentReply(again.value, true);
-            return paymentReply(ledger.charge(key, fingerprint, input, 'succeeded'), false);
+            return paymentReply(record('succeeded'), false);
           },
         };
       case 'ok':
       default:
-        return paymentReply(ledger.charge(key, fingerprint, input, 'succeeded'), false);
+        return paymentReply(record('succeeded'), false);
     }
   }
 
@@ -184,7 +117,7 @@ export function createSimulatorServer(initialFaults: Partial<Faults> = {}): Simu
     const result = ledger.refund(key, fingerprint, paymentId, amountMinor);
     if (result.ok) return { status: 201, body: result.refund };
     if (result.reason === 'payment_not_found') return error(404, 'payment_not_found', `no payment ${paymentId}`);
-    if (result.reason === 'payment_declined') return error(422, 'payment_declined', 'cannot refund a declined payment');
+    if (result.reason === 'payment_declined') return error(422, 'payment_declined', 'cannot refund a payment that is not captured');
     return error(422, 'refund_exceeds_captured', 'refund exceeds the remaining captured amount');
   }
 
@@ -199,10 +132,9 @@ export function createSimulatorServer(initialFaults: Partial<Faults> = {}): Simu
       return { status: 200, body: faults };
     }
     if (route === 'POST /__control/script') {
-      const body = await readJson(req);
-      const result = validateScript(typeof body === 'object' && body !== null ? (body as { script?: unknown }).script : undefined);
+      const result = validateScripts(await readJson(req));
       if (!result.ok) return error(400, 'invalid_script', result.error);
-      faults.script = result.script;
+      Object.assign(faults, result.patch);
       return { status: 200, body: faults };
     }
     if (route === 'POST /__control/reset') {
@@ -225,8 +157,12 @@ export function createSimulatorServer(initialFaults: Partial<Faults> = {}): Simu
       if (!reference) return error(400, 'invalid_query', 'reference query parameter is required');
       return { status: 200, body: { data: ledger.paymentsByReference(reference) } };
     }
-    const refundMatch = /^\/payments\/([^/]+)\/refunds$/.exec(path);
-    if (refundMatch && req.method === 'POST') return refund(req, decodeURIComponent(refundMatch[1] as string));
+    const step = /^\/payments\/([^/]+)\/(refunds|capture|void)$/.exec(path);
+    if (step && req.method === 'POST') {
+      const paymentId = decodeURIComponent(step[1] as string);
+      if (step[2] === 'refunds') return refund(req, paymentId);
+      return step[2] === 'capture' ? holds.capture(req, paymentId) : holds.void(req, paymentId);
+    }
     return undefined;
   }
 

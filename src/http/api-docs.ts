@@ -85,11 +85,13 @@ const EXAMPLE_DETAIL: Partial<Record<ErrorCode, [string, Record<string, unknown>
 
 /**
  * The contract errors a route can answer, as problem+json responses grouped by status, each code
- * with an example.
+ * with an example. A route that takes a credential (UNAUTHORIZED) can also answer RATE_LIMITED:
+ * wrong credentials are throttled wherever they are presented (credential-throttle.ts).
  */
 export function ApiErrors(...codes: ErrorCode[]): MethodDecorator {
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of [...codes, 'SERVICE_UNAVAILABLE' as const]) {
+  const implied: ErrorCode[] = codes.includes('UNAUTHORIZED') ? ['RATE_LIMITED'] : [];
+  for (const code of [...codes, ...implied, 'SERVICE_UNAVAILABLE' as const]) {
     const status = statusOf(code);
     if (!byStatus.get(status)?.includes(code)) byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }

@@ -8,7 +8,7 @@ import { requestContext } from '../logging/logger.js';
 import { ResponseRecorder } from './http-setup.js';
 import { requestIdOf } from './http-server.js';
 import { BODY_LIMIT, parseJsonBody } from './json-body.js';
-import { PROBLEM_TYPE, problemOf } from './problem.js';
+import { BUSY_RETRY_AFTER_S, PROBLEM_TYPE, problemOf, retryAfterOf } from './problem.js';
 
 /** What a checkout route answers (orders/order-answers.ts): a status and JSON text. */
 export interface FastAnswer {
@@ -19,7 +19,7 @@ export interface FastAnswer {
 
 /** The two routes the fast path serves, from a request's parts to its answer. */
 export interface FastRoutes {
-  tryOrder(key: string | string[] | undefined, body: unknown): Promise<FastAnswer>;
+  tryOrder(key: string | string[] | undefined, body: unknown, requestId: string): Promise<FastAnswer>;
   confirmOrder(id: string, body: unknown, requestId: string): Promise<FastAnswer>;
 }
 
@@ -45,7 +45,8 @@ interface ServerOptions {
  * It is the same contract, not a second implementation of it: the answers come from the same
  * OrderAnswers the Nest controller calls, bodies go through the same JSON reader and input rules,
  * errors through the same problem mapping, and every answer through the same recorder (latency
- * metric and access-log line), with the request's id in the log context. Only a plain request
+ * metric and access-log line, whose client address is http/client-address.ts's, as everywhere),
+ * with the request's id in the log context. Only a plain request
  * takes this way — a POST with a body whose length is declared and within the limit (or none),
  * no query, a Host, no `Expect` — while the rate limiter is off and the server is not closing;
  * anything else (a chunked body, a body over 64 KiB, the rate limit, a request HTTP/1.1 refuses)
@@ -113,7 +114,9 @@ export class FastPath {
     req.on('error', () => undefined); // the client went away mid-body: nobody to answer
     req.on('end', () =>
       requestContext.run({ reqId: requestId }, () => {
-        void this.answer(confirmId, text, req, res, requestId).then((status) => this.record!('POST', route, url, requestId, status, performance.now() - started, confirmId?.toLowerCase()));
+        void this.answer(confirmId, text, req, res, requestId).then((status) =>
+          this.record!('POST', route, url, requestId, status, performance.now() - started, confirmId?.toLowerCase(), req),
+        );
       }),
     );
     return true;
@@ -121,11 +124,13 @@ export class FastPath {
 
   private async answer(confirmId: string | undefined, text: string, req: http.IncomingMessage, res: http.ServerResponse, requestId: string): Promise<number> {
     let answer: FastAnswer;
+    let retryAfter: number | undefined;
     try {
       const body = parseJsonBody(text);
-      answer = confirmId === undefined ? await this.routes!.tryOrder(req.headers['idempotency-key'], body) : await this.routes!.confirmOrder(confirmId, body, requestId);
+      answer = confirmId === undefined ? await this.routes!.tryOrder(req.headers['idempotency-key'], body, requestId) : await this.routes!.confirmOrder(confirmId, body, requestId);
     } catch (err) {
       const p = problemOf(err);
+      retryAfter = retryAfterOf(err, p);
       answer = { status: p.status, body: JSON.stringify(p), problem: true };
     }
     if (!res.destroyed) {
@@ -133,6 +138,7 @@ export class FastPath {
         'x-request-id': requestId,
         'content-type': answer.problem ? PROBLEM_JSON_TYPE : JSON_TYPE,
         'content-length': Buffer.byteLength(answer.body),
+        ...(retryAfter !== undefined ? { 'retry-after': String(retryAfter) } : {}),
       });
       res.end(answer.body);
     }
@@ -147,6 +153,7 @@ function unavailable(req: http.IncomingMessage, res: http.ServerResponse): void 
     'x-request-id': requestIdOf(req),
     'content-type': PROBLEM_JSON_TYPE,
     'content-length': Buffer.byteLength(body),
+    'retry-after': String(BUSY_RETRY_AFTER_S),
     connection: 'close',
   });
   res.end(body);

@@ -18,7 +18,10 @@ export function requestIdOf(req: { headers: Record<string, string | string[] | u
   return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
 }
 
-/** The contract's limit: a request, headers and body, must arrive in full within 30 s (else 408, connection closed). */
+/**
+ * The contract's limit: a request, headers and body, must arrive in full within 30 s (else 408,
+ * connection closed). REQUEST_TIMEOUT_MS (internal) sets it; only the tests shorten it.
+ */
 export const REQUEST_TIMEOUT_MS = 30_000;
 /**
  * node:http looks for requests past their time only this often (30 s by default, which made the
@@ -27,15 +30,19 @@ export const REQUEST_TIMEOUT_MS = 30_000;
 export const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 
 /**
- * Fastify's server options for these limits. `requestTimeout` is Fastify's own (it sets it on the
- * server it makes, or hands it to a server factory); `http` goes to http.createServer, where the
- * same requestTimeout also makes node:http's headersTimeout (min(60 s, requestTimeout)) 30 s.
- * A missing Host is answered by `malformedRequest`, not by node:http's bare 400.
+ * Fastify's server options for these limits, and its clientErrorHandler. `requestTimeout` is
+ * Fastify's own (it sets it on the server it makes, or hands it to a server factory); `http` goes
+ * to http.createServer, where the same requestTimeout also makes node:http's headersTimeout
+ * (min(60 s, requestTimeout)) the same. A missing Host is answered by `malformedRequest`, not by
+ * node:http's bare 400.
  */
-export const SERVER_LIMITS = {
-  requestTimeout: REQUEST_TIMEOUT_MS,
-  http: { requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS, requireHostHeader: false } satisfies http.ServerOptions,
-};
+export function serverLimits(requestTimeoutMs: number = REQUEST_TIMEOUT_MS) {
+  return {
+    requestTimeout: requestTimeoutMs,
+    http: { requestTimeout: requestTimeoutMs, connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_INTERVAL_MS, requestTimeoutMs), requireHostHeader: false } satisfies http.ServerOptions,
+    clientErrorHandler: (err: Error & { code?: string }, socket: Duplex) => clientError(err, socket, requestTimeoutMs),
+  };
+}
 
 /** node:http's test for the one expectation it supports. */
 const CONTINUE = /(?:^|\W)100-continue(?:$|\W)/i;
@@ -89,28 +96,58 @@ interface Connection {
   _httpMessage?: http.ServerResponse | null;
 }
 
+/** A connection whose framing is lost and whose refusal is on its way (later parse errors of it are ignored). */
+const REFUSING = Symbol('refusing');
+
 /**
  * A request node:http gives up on before any handler answers it: one its parser refuses (a
- * malformed request line, a header with a NUL, a bad Content-Length, headers over the limit) is 400,
- * one that did not arrive in full within REQUEST_TIMEOUT_MS is 408 REQUEST_TIMEOUT. Answered as
- * problem+json like every other 4xx, then the connection is closed (its framing is lost) — only
- * closed when the request has had its answer already (a 401 or 404 given before its body, which
- * never came) or one has begun.
+ * malformed request line, a header with a NUL, a bad Content-Length, headers over the limit, bytes
+ * that are not HTTP after a complete request) is 400, one that did not arrive in full within
+ * `requestTimeoutMs` is 408 REQUEST_TIMEOUT. Answered as problem+json like every other 4xx, then
+ * the connection is closed (its framing is lost) — but only after every complete request before
+ * it on the connection has had its own answer, in order: those were read whole and are being
+ * served, and a client must learn what they did (an adjustment's answer lost would be retried and
+ * applied twice). Closed without an answer of its own when the broken request has had its answer
+ * already (a 401 or 404 given before its body, which never came) or one has begun.
  */
-export function clientError(err: Error & { code?: string }, socket: Duplex): void {
+export function clientError(err: Error & { code?: string }, socket: Duplex, requestTimeoutMs: number = REQUEST_TIMEOUT_MS): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  const { parser, _httpMessage: response } = socket as Connection;
+  const connection = socket as Duplex & Connection & { [REFUSING]?: true };
+  if (connection[REFUSING]) return;
+  connection[REFUSING] = true;
+  const { parser } = connection;
   // Headers read, body not (complete is set once the whole message is in).
   const reading = parser?.incoming && !parser.incoming.complete ? parser.incoming : undefined;
-  if (response?.headersSent || (reading && !response)) {
-    socket.destroy();
-    return;
-  }
   const requestId = reading ? requestIdOf(reading) : randomUUID();
-  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-    writeRawProblem(socket, requestId, toProblem('REQUEST_TIMEOUT', `the request did not arrive in full within ${REQUEST_TIMEOUT_MS / 1000} s`));
+  afterCompleteAnswers(connection, reading, () => {
+    if (socket.destroyed) return;
+    const response = connection._httpMessage;
+    if (response?.headersSent || (reading && !response)) {
+      socket.destroy();
+      return;
+    }
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      writeRawProblem(socket, requestId, toProblem('REQUEST_TIMEOUT', `the request did not arrive in full within ${requestTimeoutMs / 1000} s`));
+      return;
+    }
+    const detail = err.code === 'HPE_HEADER_OVERFLOW' ? 'the request headers are too large' : 'the request is not valid HTTP/1.1';
+    writeRawProblem(socket, requestId, toProblem('VALIDATION_FAILED', detail, { errors: [{ field: 'request', message: detail }] }));
+  });
+}
+
+/**
+ * Runs `then` once the connection writes no answer of a complete request any more: node:http
+ * writes the answers of pipelined requests one after the other (the one being written is the
+ * connection's `_httpMessage`, the next is assigned when it finishes), so this waits for each in
+ * turn. `reading`'s own answer (the broken request's, when a handler gave one before its body) is
+ * not waited for: that request will never be complete.
+ */
+function afterCompleteAnswers(connection: Connection & Duplex, reading: http.IncomingMessage | undefined, then: () => void): void {
+  const current = connection._httpMessage;
+  if (!current || connection.destroyed || (reading && current.req === reading)) {
+    then();
     return;
   }
-  const detail = err.code === 'HPE_HEADER_OVERFLOW' ? 'the request headers are too large' : 'the request is not valid HTTP/1.1';
-  writeRawProblem(socket, requestId, toProblem('VALIDATION_FAILED', detail, { errors: [{ field: 'request', message: detail }] }));
+  // 'close' comes after node:http has moved on to the next answer (or the connection is gone).
+  current.once('close', () => afterCompleteAnswers(connection, reading, then));
 }

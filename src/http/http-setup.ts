@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RawServerBase } from 'fastify';
 import type pino from 'pino';
 import { AppError } from '../common/errors.js';
@@ -5,6 +6,7 @@ import { isUuid } from '../common/uuid.js';
 import { accessLog, requestContext } from '../logging/logger.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { Authenticator, pathOf, routeOf, Verdict } from './auth.js';
+import { clientAddress } from './client-address.js';
 import { malformedRequest } from './http-server.js';
 import { BODY_LIMIT, CsvText, IMPORT_BODY_LIMIT, IMPORT_ROUTE, parseJsonBody } from './json-body.js';
 import { answerError, sendProblem } from './problem.js';
@@ -70,7 +72,7 @@ export function configureHttp(app: FastifyInstance, setup: HttpSetup): ResponseR
     app.addHook('onRequest', async (req, reply) => {
       const method = req.method === 'HEAD' ? 'GET' : req.method; // Fastify answers HEAD on every GET route
       if (!RATE_LIMITED_ROUTES.has(`${method} ${req.routeOptions?.url}`)) return;
-      const waitS = await limiter.check(req.socket.remoteAddress ?? 'unknown');
+      const waitS = await limiter.check(clientAddress(req.raw));
       if (waitS === undefined) return;
       reply.header('retry-after', String(waitS));
       sendProblem(reply, 'RATE_LIMITED', `too many requests from this address; retry in ${waitS} s`);
@@ -87,7 +89,7 @@ export function configureHttp(app: FastifyInstance, setup: HttpSetup): ResponseR
   const record = responseRecorder(setup);
   app.addHook('onResponse', (req, reply, done) => {
     const route = routeOf(req);
-    record(req.method, route ?? 'unmatched', req.url, req.id, reply.statusCode, reply.elapsedTime, orderIdOf(route, req.params));
+    record(req.method, route ?? 'unmatched', req.url, req.id, reply.statusCode, reply.elapsedTime, orderIdOf(route, req.params), req.raw);
     done();
   });
   return record;
@@ -95,23 +97,32 @@ export function configureHttp(app: FastifyInstance, setup: HttpSetup): ResponseR
 
 /**
  * After every answer: its latency by route template, and its access-log line (with its request id,
- * its raw path without the query, its route, and the order it is about).
+ * its raw path without the query, its route, the client's address and the order it is about).
  */
-export type ResponseRecorder = (method: string, route: string, url: string, requestId: string, status: number, elapsedMs: number, orderId: string | undefined) => void;
+export type ResponseRecorder = (
+  method: string,
+  route: string,
+  url: string,
+  requestId: string,
+  status: number,
+  elapsedMs: number,
+  orderId: string | undefined,
+  req: IncomingMessage,
+) => void;
 
 function responseRecorder(setup: Pick<HttpSetup, 'metrics' | 'logger' | 'logRequests'>): ResponseRecorder {
   // One labelled series per method, route template and status (a bounded set): looked up once,
   // not hashed from a label object on every answer.
   const series = new Map<string, ReturnType<MetricsService['httpDuration']['labels']>>();
   const log = accessLog(setup.logger);
-  return (method, route, url, requestId, status, elapsedMs, orderId) => {
+  return (method, route, url, requestId, status, elapsedMs, orderId, req) => {
     const name = `${method} ${route} ${status}`;
     let latency = series.get(name);
     if (!latency) series.set(name, (latency = setup.metrics.httpDuration.labels(method, route, String(status))));
     latency.observe(elapsedMs / 1000);
     if (setup.logRequests !== 'all' && status < 500) return;
     if (route === '/metrics' || route.startsWith('/health')) return;
-    log({ requestId, method, path: pathOf(url), route, status, responseTimeMs: Math.round(elapsedMs), orderId });
+    log({ requestId, method, path: pathOf(url), route, remoteAddress: clientAddress(req), status, responseTimeMs: Math.round(elapsedMs), orderId });
   };
 }
 

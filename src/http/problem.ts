@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { AppError, ErrorCode, Problem, toProblem } from '../common/errors.js';
-import { isConnectionError } from '../database/db.js';
+import { DatabaseBusyError, isConnectionError } from '../database/db.js';
 
 /** The media type of every error answer (Fastify adds `; charset=utf-8`, as the fast path writes it). */
 export const PROBLEM_TYPE = 'application/problem+json';
@@ -73,8 +73,25 @@ export function problemOf(err: unknown): Problem {
   return toProblem('INTERNAL', 'internal error');
 }
 
+/**
+ * Retry-After (seconds) of a 503: 1 when the database is busy (a row another transaction holds
+ * longer than this request waits for it: the same request a moment later usually succeeds), 5 when
+ * a dependency cannot be reached or refuses connections; none for any other answer.
+ */
+export const BUSY_RETRY_AFTER_S = 1;
+export const UNREACHABLE_RETRY_AFTER_S = 5;
+
+export function retryAfterOf(err: unknown, problem: Problem): number | undefined {
+  if (problem.status !== 503) return undefined;
+  return err instanceof DatabaseBusyError ? BUSY_RETRY_AFTER_S : UNREACHABLE_RETRY_AFTER_S;
+}
+
 export function answerError(err: unknown, reply: FastifyReply): void {
-  if (!reply.sent) writeProblem(reply, problemOf(err));
+  if (reply.sent) return;
+  const problem = problemOf(err);
+  const retryAfter = retryAfterOf(err, problem);
+  if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter));
+  writeProblem(reply, problem);
 }
 
 /** An error as a log may show it: name, message, code and stack, never attached parameters. */

@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 
 /** The checkout routes RATE_LIMIT_PER_MINUTE applies to, as `METHOD route-template`. */
 export const RATE_LIMITED_ROUTES: ReadonlySet<string> = new Set([
@@ -11,52 +11,49 @@ export const RATE_LIMITED_ROUTES: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * One fixed window per minute and client address, counted in Redis so every api process shares
- * it. The window is Redis's clock (TIME), not the process's, so processes with skewed clocks count
- * into the same window. Returns the hit's number in its window and the milliseconds left of it.
+ * One fixed window per minute (ARGV[1] ms: RATE_LIMIT_WINDOW_MS) and client address, counted in
+ * Redis so every api process shares it. The window is Redis's clock (TIME), not the process's, so
+ * processes with skewed clocks count into the same window. Returns the hit's number in its window
+ * and the milliseconds left of it.
+ * The window's key is made here from KEYS[1], whose hash tag (the address) keeps it in KEYS[1]'s
+ * slot on a cluster.
  */
 const HIT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local window = math.floor(now / 60000)
+local size = tonumber(ARGV[1])
+local window = math.floor(now / size)
 local key = KEYS[1] .. ':' .. window
 local n = redis.call('INCR', key)
-if n == 1 then redis.call('PEXPIRE', key, 61000) end
-return { n, 60000 - (now % 60000) }
+if n == 1 then redis.call('PEXPIRE', key, size + 1000) end
+return { n, size - (now % size) }
 `;
 
 export interface RateLimitOptions {
   perMinute: number;
-  redisUrl: string;
+  /** RATE_LIMIT_WINDOW_MS: the contract's minute (shorter in tests). */
+  windowMs: number;
+  /** Its own connection (jobs/redis.ts, role `limiter`): no offline queue, 250 ms per command. */
+  redis: Redis | Cluster;
   /** QUEUE_PREFIX: deployments sharing one Redis keep their counts apart. */
   prefix: string;
-  /** Past this, Redis is treated as away and the request goes on. */
-  timeoutMs?: number;
 }
 
-type HitCommand = (key: string) => Promise<[number, number]>;
+type HitCommand = (key: string, windowMs: number) => Promise<[number, number]>;
 
 /**
- * RATE_LIMIT_PER_MINUTE per client address. It fails open: when Redis is away, slow or refuses, the
- * request goes on (a rate limit must never take checkout down with it). The address is the TCP
- * peer's (X-Forwarded-For is not trusted): behind a proxy, every client shares the proxy's.
+ * RATE_LIMIT_PER_MINUTE per client address (http/client-address.ts: the TCP peer, or behind a
+ * TRUST_PROXY proxy the address it forwards). It fails open: when Redis is away, slow or refuses,
+ * the request goes on (a rate limit must never take checkout down with it).
  */
 export class RateLimiter {
-  private readonly redis: Redis;
+  private readonly redis: Redis | Cluster;
   private readonly hitCommand: HitCommand;
 
   constructor(private readonly opts: RateLimitOptions) {
-    this.redis = new Redis(opts.redisUrl, {
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: opts.timeoutMs ?? 250,
-      connectTimeout: 1000,
-      enableAutoPipelining: true,
-      retryStrategy: (times) => Math.min(times * 200, 2000),
-    });
-    this.redis.on('error', () => undefined);
+    this.redis = opts.redis;
     this.redis.defineCommand('tccRateHit', { numberOfKeys: 1, lua: HIT });
-    this.hitCommand = (key) => (this.redis as unknown as { tccRateHit: HitCommand }).tccRateHit(key);
+    this.hitCommand = (key, windowMs) => (this.redis as unknown as { tccRateHit: HitCommand }).tccRateHit(key, windowMs);
   }
 
   /**
@@ -77,17 +74,17 @@ export class RateLimiter {
     });
   }
 
-  /** Seconds the client must wait (1-60) when it is over its limit; undefined to go on. */
+  /** Seconds the client must wait (1-60, the rest of the window) when it is over its limit; undefined to go on. */
   async check(address: string): Promise<number | undefined> {
     let answer: [number, number];
     try {
-      answer = await this.hitCommand(`${this.opts.prefix}:ratelimit:${address}`);
+      answer = await this.hitCommand(`${this.opts.prefix}:ratelimit:{${address}}`, this.opts.windowMs);
     } catch {
       return undefined;
     }
     const [count, msLeft] = answer.map(Number);
     if (!(count > this.opts.perMinute)) return undefined;
-    return Math.min(60, Math.max(1, Math.ceil(msLeft / 1000)));
+    return Math.min(Math.ceil(this.opts.windowMs / 1000), Math.max(1, Math.ceil(msLeft / 1000)));
   }
 
   async close(): Promise<void> {

@@ -36,10 +36,35 @@ export const Lines = Type.Array(Line, { minItems: 1, maxItems: 50, 'x-message': 
 export const NoBody = Type.Object({}, { additionalProperties: false, description: 'no body, or {}' });
 export type NoBody = Static<typeof NoBody>;
 
-export const Reason = Type.Object(
-  { reason: Type.String({ minLength: 1, maxLength: 500, 'x-message': 'reason must be 1-500 characters' }) },
-  { additionalProperties: false },
-);
+/**
+ * What a person's name and a `reason` refuse (API.md, "Errors"): control characters (U+0000-U+001F,
+ * U+007F-U+009F: CR/LF, terminal escapes), the line and paragraph separators, bidirectional
+ * controls (U+202A-U+202E, U+2066-U+2069) and zero-width characters (U+200B-U+200F, U+FEFF). They
+ * would go into the timeline and the ledger as they are, and show there (in the console, a log, a
+ * terminal) as something other than what was typed: a name that reads like another's, text that
+ * rewrites the line it is on.
+ */
+const HIDDEN_CHARACTERS = '\\u0000-\\u001F\\u007F-\\u009F\\u200B-\\u200F\\u2028\\u2029\\u202A-\\u202E\\u2066-\\u2069\\uFEFF';
+export const PLAIN_TEXT_PATTERN = new RegExp(`^[^${HIDDEN_CHARACTERS}]*$`, 'u');
+
+/** Free text a person writes that is recorded as written: 1-`max` characters, none of them hidden. */
+function plainText(field: string, max: number, description?: string) {
+  return Type.String({
+    minLength: 1,
+    maxLength: max,
+    pattern: PLAIN_TEXT_PATTERN.source,
+    'x-message': `${field} must be 1-${max} characters, without control, bidirectional or zero-width characters`,
+    ...(description ? { description } : {}),
+  });
+}
+
+/** A name of a person (the console's "Your name", an operator's name). */
+export const PersonName = (description?: string) => plainText('name', 100, description);
+
+/** An operator's `reason` for an action (force actions, acknowledge, bulk cancel, repair). */
+export const ReasonText = plainText('reason', 500);
+
+export const Reason = Type.Object({ reason: ReasonText }, { additionalProperties: false });
 
 /** Query integers arrive as text: digits only, range checked by the caller's pattern. */
 export const intText = (pattern: RegExp, message: string) => Type.String({ pattern: pattern.source, 'x-message': message });
@@ -55,3 +80,10 @@ export function requireDistinctSkus(items: { sku: string }[]): void {
     seen.add(sku);
   }
 }
+
+/** Who did it (API.md, "Who did it"): `id` and `name` are null for root and system. */
+export const PrincipalView = Type.Object({
+  type: Type.String({ enum: ['root', 'api_key', 'operator', 'system'] }),
+  id: Type.Union([Type.String(), Type.Null()]),
+  name: Type.Union([Type.String(), Type.Null()]),
+});

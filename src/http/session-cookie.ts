@@ -20,6 +20,18 @@ export function sessionIdOf(cookieHeader: string | undefined): string | undefine
 }
 
 /**
+ * Whether the Cookie header presents a console session at all (a non-empty session cookie, well
+ * formed or not): a credential the throttle counts when it opens nothing.
+ */
+export function sessionCookieGiven(cookieHeader: string | undefined): boolean {
+  if (!cookieHeader) return false;
+  return cookieHeader.split(';').some((part) => {
+    const eq = part.indexOf('=');
+    return eq !== -1 && part.slice(0, eq).trim() === SESSION_COOKIE && part.slice(eq + 1).trim() !== '';
+  });
+}
+
+/**
  * Set-Cookie for a new session: HttpOnly (the page's scripts never see it), SameSite=Strict (no
  * other site's page can make the browser send it), Path=/ (it opens /console and /admin), Secure
  * when the browser reached us over https.

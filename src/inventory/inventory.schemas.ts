@@ -1,4 +1,5 @@
 import { Static, Type } from '@sinclair/typebox';
+import { DEFAULT_LOCATION } from './locations/default-location.js';
 
 export const MAX_PRICE_MINOR = 100_000_000_000;
 
@@ -11,7 +12,7 @@ export const UpsertSkuBody = Type.Object(
     name: Type.Optional(Type.String({ maxLength: 200, 'x-message': 'name must be a string of at most 200 characters' })),
     priceMinor: Type.Integer({ minimum: 0, maximum: MAX_PRICE_MINOR, 'x-message': `priceMinor must be an integer from 0 to ${MAX_PRICE_MINOR}`, example: 1250 }),
     currency: Type.String({ pattern: '^[A-Z]{3}$', 'x-message': 'currency must be an ISO 4217 code (3 upper-case letters)', example: 'USD' }),
-    onHand: Type.Integer({ minimum: 0, maximum: 1_000_000_000, 'x-message': 'onHand must be an integer from 0 to 1000000000', example: 100, description: 'the stock of the location default' }),
+    onHand: Type.Integer({ minimum: 0, maximum: 1_000_000_000, 'x-message': 'onHand must be an integer from 0 to 1000000000', example: 100, description: `the stock of the location ${DEFAULT_LOCATION}` }),
     lowStockThreshold: Type.Optional(LowStockThreshold),
   },
   { additionalProperties: false },

@@ -39,6 +39,7 @@ function db(opts: { body?: unknown; set?: SetStockRow }) {
   };
   const fake = {
     sql,
+    read: sql,
     tx: async <T>(work: (sql: Sql) => Promise<T>) => {
       try {
         const result = await work(sql);
@@ -53,8 +54,8 @@ function db(opts: { body?: unknown; set?: SetStockRow }) {
   return { fake, calls, ends };
 }
 
-const admin = { kind: 'admin' as const, operator: null };
-const console_ = { kind: 'console' as const, operator: 'Ana' };
+const admin = { kind: 'admin' as const, operator: null, principal: { type: 'root' as const, id: null, name: null } };
+const console_ = { kind: 'console' as const, operator: 'Ana', principal: { type: 'operator' as const, id: 'op-1', name: 'Ana' } };
 
 describe('InventoryService', () => {
   it('answers a SKU as Postgres builds it', async () => {
@@ -70,7 +71,7 @@ describe('InventoryService', () => {
     await expect(new InventoryService(fake).upsert('A-1', { name: 'n', priceMinor: 1250, currency: 'USD', onHand: 10, lowStockThreshold: 2 }, console_)).resolves.toEqual(view);
     expect(calls.map((c) => c.name)).toEqual(['stock_upsert_sku', 'stock_set', 'stock_inventory']);
     expect(calls[0].params).toEqual(['A-1', 'n', 1250, 'USD', 2]);
-    expect(calls[1].params).toEqual(['A-1', 'default', 10, null, null, 'console', 'Ana']);
+    expect(calls[1].params).toEqual(['A-1', 'default', 10, null, null, '{"actor":"console","type":"operator","id":"op-1","name":"Ana"}', 'Ana']);
     expect(ends).toEqual(['commit']);
   });
 
@@ -101,6 +102,6 @@ describe('InventoryService', () => {
   it('a set passes its safety stock and expected on hand on, and answers the inventory as it now is', async () => {
     const { fake, calls } = db({ body: view });
     await expect(new InventoryService(fake).setStock('A-1', 'store', { onHand: 5, safetyStock: 1, expectedOnHand: 4 }, admin)).resolves.toEqual(view);
-    expect(calls[0]).toEqual({ name: 'stock_set', params: ['A-1', 'store', 5, 1, 4, 'admin', null] });
+    expect(calls[0]).toEqual({ name: 'stock_set', params: ['A-1', 'store', 5, 1, 4, '{"actor":"admin","type":"root","id":null,"name":null}', null] });
   });
 });

@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/errors.js';
-import { Db, Sql } from '../database/db.js';
-import type { Actor } from '../http/actor.js';
+import { Db, Sql, unmappedOutcome } from '../database/db.js';
+import { ledgerActor, type Actor } from '../http/actor.js';
 import type { InventoryView } from './inventory.types.js';
 import { SetStockRow, STOCK_SQL } from './stock.sql.js';
+import { DEFAULT_LOCATION } from './locations/default-location.js';
 
 export interface SkuUpsert {
   name?: string;
@@ -32,7 +33,8 @@ export class InventoryService {
   constructor(private readonly db: Db) {}
 
   async get(sku: string): Promise<InventoryView> {
-    const view = await this.find(this.db.sql, sku);
+    // GET /inventory/{sku}: a read that decides no write, so the replica may answer it (database/replica-reads.ts).
+    const view = await this.find(this.db.read, sku);
     if (!view) throw AppError.notFound(`SKU ${sku}`);
     return view;
   }
@@ -44,7 +46,7 @@ export class InventoryService {
   async upsert(sku: string, input: SkuUpsert, actor: Actor): Promise<InventoryView> {
     return this.db.tx(async (sql) => {
       await sql.exec(STOCK_SQL.upsertSku, [sku, input.name ?? null, input.priceMinor, input.currency, input.lowStockThreshold ?? null]);
-      await this.setIn(sql, sku, 'default', { onHand: input.onHand }, actor);
+      await this.setIn(sql, sku, DEFAULT_LOCATION, { onHand: input.onHand }, actor);
       return (await this.find(sql, sku))!;
     });
   }
@@ -64,7 +66,7 @@ export class InventoryService {
       input.onHand,
       input.safetyStock ?? null,
       input.expectedOnHand ?? null,
-      actor.kind,
+      ledgerActor(actor),
       actor.operator,
     ]))!;
     switch (row.r_outcome) {
@@ -86,6 +88,8 @@ export class InventoryService {
           locationId,
           reserved: row.r_reserved,
         });
+      default:
+        throw unmappedOutcome('tcc_stock_set', row.r_outcome);
     }
   }
 

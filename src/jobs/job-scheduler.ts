@@ -1,6 +1,5 @@
-import { Injectable, OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { JobsOptions, Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { settleWithin } from '../common/with-timeout.js';
 import { AppConfig } from '../config/app-config.js';
 import { BranchScheduler } from '../inventory/participant/branch-scheduler.js';
@@ -8,7 +7,8 @@ import { OrderScheduler } from '../orders/order-scheduler.js';
 import type { AttemptRef } from '../webhooks/webhook-delivery.js';
 import { WebhookScheduler } from '../webhooks/webhook-scheduler.js';
 import { bucketOf, JobData, jobId, QUEUES, QueueName } from './queues.js';
-import { redisConnection } from './redis.js';
+import { queuePrefix, RedisClient, redisConnection } from './redis.js';
+import { describe, FailureTracker } from './redis-failures.js';
 
 const ENQUEUE_TIMEOUT_MS = 1000;
 /** A job fires a little after its bucket ends: early, it would find nothing due yet. */
@@ -19,25 +19,46 @@ const LATE_MS = 50;
  * whose TTL (or next step) falls in one SCHEDULE_BUCKET_MS bucket is resolved by one job with a
  * deterministic id, and this process asks Redis for a bucket only once. Postgres stays the truth:
  * a lost job (Redis wiped, a crash right after commit) is only late — the sweeper finds the orders.
+ * So the ports' calls never reject: a job that cannot be enqueued (Redis away, a failover) is left
+ * to the sweeper and logged at most once per queue and 10 s, with a count — one line per order
+ * would flood the log at the rate of the checkout for as long as Redis is away.
  */
 @Injectable()
 export class JobScheduler implements OrderScheduler, BranchScheduler, WebhookScheduler, OnApplicationShutdown {
-  readonly connection: Redis;
+  readonly connection: RedisClient;
   readonly queues: Record<QueueName, Queue<JobData>>;
   private readonly bucketMs: number;
   private readonly asked = new Map<string, number>();
+  private readonly logger = new Logger(JobScheduler.name);
+  private readonly notEnqueued = new FailureTracker((fields) => this.logger.warn(fields, 'jobs not enqueued; the sweeper will pick the work up'));
 
   constructor(config: AppConfig) {
     this.bucketMs = config.env.SCHEDULE_BUCKET_MS;
-    this.connection = redisConnection(config.env.REDIS_URL, 'producer');
-    const opts = { connection: this.connection, prefix: config.env.QUEUE_PREFIX };
+    this.connection = redisConnection(config.env, 'producer');
+    const queue = (name: QueueName) => new Queue<JobData>(name, { connection: this.connection, prefix: queuePrefix(config.env, name) });
     this.queues = {
-      [QUEUES.confirmRetry]: new Queue<JobData>(QUEUES.confirmRetry, opts),
-      [QUEUES.reservationExpiry]: new Queue<JobData>(QUEUES.reservationExpiry, opts),
-      [QUEUES.refunds]: new Queue<JobData>(QUEUES.refunds, opts),
-      [QUEUES.webhooks]: new Queue<JobData>(QUEUES.webhooks, opts),
+      [QUEUES.confirmRetry]: queue(QUEUES.confirmRetry),
+      [QUEUES.reservationExpiry]: queue(QUEUES.reservationExpiry),
+      [QUEUES.refunds]: queue(QUEUES.refunds),
+      [QUEUES.webhooks]: queue(QUEUES.webhooks),
     } as Record<QueueName, Queue<JobData>>;
     for (const q of Object.values(this.queues)) q.on('error', () => undefined);
+  }
+
+  /**
+   * Redis answers, and answers for every queue: a ping, then each queue's counts (a script over
+   * several of its keys, which a cluster without the queue's hash tag refuses CROSSSLOT and a
+   * node not serving it answers MOVED). Rejects with what failed, in Redis's words.
+   */
+  async probe(): Promise<void> {
+    await this.ping();
+    await Promise.all(
+      Object.entries(this.queues).map(([name, q]) =>
+        q.getJobCounts('waiting').catch((err: Error) => {
+          throw new Error(`${name} queue: ${describe(err)}`);
+        }),
+      ),
+    );
   }
 
   /** Redis answers (waiting for a connection still being made, as at start-up). */
@@ -56,7 +77,7 @@ export class JobScheduler implements OrderScheduler, BranchScheduler, WebhookSch
   }
 
   async expiryDue(at: Date): Promise<void> {
-    await this.bucket(QUEUES.reservationExpiry, jobId.expiry, at.getTime());
+    await this.leaveToSweeper(QUEUES.reservationExpiry, this.bucket(QUEUES.reservationExpiry, jobId.expiry, at.getTime()));
   }
 
   /** Outside branches fall due in the same buckets as reservations. */
@@ -65,12 +86,12 @@ export class JobScheduler implements OrderScheduler, BranchScheduler, WebhookSch
   }
 
   async stepDue(at: Date): Promise<void> {
-    await this.bucket(QUEUES.confirmRetry, jobId.step, at.getTime());
+    await this.leaveToSweeper(QUEUES.confirmRetry, this.bucket(QUEUES.confirmRetry, jobId.step, at.getTime()));
   }
 
   async refundOwed(orderId: string, at?: Date | null): Promise<void> {
     const due = at ? new Date(at).getTime() : Date.now();
-    await this.add(QUEUES.refunds, { orderId }, jobId.refund(orderId, due), due - Date.now());
+    await this.leaveToSweeper(QUEUES.refunds, this.add(QUEUES.refunds, { orderId }, jobId.refund(orderId, due), due - Date.now()));
   }
 
   /** A bucket job that found orders of its bucket not yet due by the database's clock: look again then. */
@@ -94,8 +115,18 @@ export class JobScheduler implements OrderScheduler, BranchScheduler, WebhookSch
 
   /** After HTTP has drained: a request finishing during shutdown can still enqueue. */
   async onApplicationShutdown(): Promise<void> {
+    this.notEnqueued.flushAll();
     await settleWithin(Promise.allSettled(Object.values(this.queues).map((q) => q.close())), 2000);
     this.connection.disconnect();
+  }
+
+  /** An enqueue that fails is counted for the log, never thrown: the sweeper does the work later. */
+  private async leaveToSweeper(queue: QueueName, enqueue: Promise<void>): Promise<void> {
+    try {
+      await enqueue;
+    } catch (err) {
+      this.notEnqueued.failed(queue, err as Error);
+    }
   }
 
   private async bucket(queue: QueueName, idOf: (bucket: number) => string, at: number): Promise<void> {

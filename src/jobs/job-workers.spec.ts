@@ -8,6 +8,7 @@ import type { WebhookDelivery } from '../webhooks/webhook-delivery.js';
 import type { JobScheduler } from './job-scheduler.js';
 import { JobWorkers, processorFor } from './job-workers.js';
 import { QUEUES } from './queues.js';
+import { RedisFailures } from './redis-failures.js';
 
 /** The workers' collaborators, faked: each records what it is asked; the database clock says a bucket's orders are due in `notYetDueIn`. */
 function workers(notYetDueIn?: number) {
@@ -23,7 +24,7 @@ function workers(notYetDueIn?: number) {
   const scheduler = { followUp: async (...args: unknown[]) => void calls.push(['followUp', ...args]) } as unknown as JobScheduler;
   const participant = { expireDue: async () => void calls.push(['expireBranches']) } as unknown as ParticipantService;
   const webhooks = { attempt: async (ref: unknown) => void calls.push(['webhook', ref]) } as unknown as WebhookDelivery;
-  const handlers = new JobWorkers({ env: {} } as AppConfig, due, refunds, scheduler, participant, webhooks).handlers();
+  const handlers = new JobWorkers({ env: {} } as AppConfig, due, refunds, scheduler, participant, webhooks, new RedisFailures()).handlers();
   return { handlers, calls };
 }
 

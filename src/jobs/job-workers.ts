@@ -1,6 +1,5 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { Job, UnrecoverableError, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { AppError } from '../common/errors.js';
 import { settleWithin } from '../common/with-timeout.js';
 import { AppConfig } from '../config/app-config.js';
@@ -10,7 +9,8 @@ import { RefundService } from '../orders/cancel/refund.service.js';
 import { WebhookDelivery } from '../webhooks/webhook-delivery.js';
 import { JobScheduler } from './job-scheduler.js';
 import { JobData, QUEUES, QueueName } from './queues.js';
-import { redisConnection } from './redis.js';
+import { queuePrefix, RedisClient, redisConnection } from './redis.js';
+import { RedisFailures } from './redis-failures.js';
 
 type Handler = (data: JobData) => Promise<unknown>;
 
@@ -44,7 +44,7 @@ const CONCURRENCY: Partial<Record<QueueName, number>> = { [QUEUES.refunds]: 8, [
 export class JobWorkers implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(JobWorkers.name);
   private readonly workers: Worker<JobData>[] = [];
-  private readonly connections: Redis[] = [];
+  private readonly connections: RedisClient[] = [];
 
   constructor(
     private readonly config: AppConfig,
@@ -53,6 +53,7 @@ export class JobWorkers implements OnApplicationBootstrap, BeforeApplicationShut
     private readonly scheduler: JobScheduler,
     private readonly participant: ParticipantService,
     private readonly webhooks: WebhookDelivery,
+    private readonly failures: RedisFailures,
   ) {}
 
   handlers(): Record<QueueName, Handler> {
@@ -84,24 +85,33 @@ export class JobWorkers implements OnApplicationBootstrap, BeforeApplicationShut
       if (!handlers[queue]) throw new Error(`no handler registered for queue ${queue}`);
     }
     for (const [queue, handle] of Object.entries(handlers) as [QueueName, Handler][]) {
-      const connection = redisConnection(env.REDIS_URL, 'worker');
+      const connection = redisConnection(env, 'worker');
       this.connections.push(connection);
       const worker = new Worker<JobData>(
         queue,
         processorFor(queue, handle),
         {
           connection,
-          prefix: env.QUEUE_PREFIX,
+          prefix: queuePrefix(env, queue),
           concurrency: CONCURRENCY[queue] ?? 2,
           // A payment call may take PAYMENT_TIMEOUT_MS; the lock must outlive it with room to spare,
           // and a stalled job (its worker died) is handed to another worker rather than failed.
           lockDuration: Math.max(30_000, env.PAYMENT_TIMEOUT_MS * 4),
           stalledInterval: 15_000,
           maxStalledCount: 3,
+          // After its loop fails (a failover, a connection closed), BullMQ waits this long before
+          // it fetches again: its 15 s default leaves what falls due meanwhile to the sweeper.
+          runRetryDelay: 1000,
         },
       );
-      worker.on('failed', (job, err) => this.logger.warn({ queue, jobId: job?.id, err: err.message }, 'job failed'));
-      worker.on('error', (err) => this.logger.warn({ queue, err: err.message }, 'worker error'));
+      worker.on('failed', (job, err) => {
+        this.failures.succeeded(queue); // Redis took the failure: its commands go through
+        this.logger.warn({ queue, jobId: job?.id, err: err.message }, 'job failed');
+      });
+      worker.on('completed', () => this.failures.succeeded(queue));
+      // A worker whose commands fail (CROSSSLOT, READONLY, MOVED, a cluster down) retries at once:
+      // health hears of every failure, the log of one per queue and 10 s, with a count.
+      worker.on('error', (err) => this.failures.failed(queue, err));
       this.workers.push(worker);
     }
     this.logger.log(`job workers started: ${this.workers.map((w) => w.name).join(', ')}`);
@@ -119,5 +129,6 @@ export class JobWorkers implements OnApplicationBootstrap, BeforeApplicationShut
       await settleWithin(Promise.allSettled(this.workers.map((w) => w.close(true))), 1000);
     }
     for (const c of this.connections) c.disconnect();
+    this.failures.flushAll();
   }
 }

@@ -1,4 +1,5 @@
 import { bucketOf, jobId, QUEUES } from './queues.js';
+import { queuePrefix } from './redis.js';
 
 describe('bucketOf', () => {
   it('is the end of the bucket a time falls in; a time on a boundary is its own bucket', () => {
@@ -32,5 +33,17 @@ describe('jobId', () => {
     expect(id).toBe(`webhook-d-1-${Buffer.from('crm:eu').toString('base64url')}-3`);
     expect(id).not.toContain(':');
     expect(jobId.webhook('crm:eu', 'd-1', 3)).not.toBe(jobId.webhook('crm:eu', 'd-1', 4));
+  });
+});
+
+describe('queuePrefix', () => {
+  it('keeps QUEUE_PREFIX on one Redis or a Sentinel group: the keys an upgrade finds are the ones it left', () => {
+    expect(queuePrefix({ QUEUE_PREFIX: 'tcc', REDIS_CLUSTER_NODES: undefined }, QUEUES.refunds)).toBe('tcc');
+  });
+
+  it('on a cluster gives each queue a hash tag of its own: one slot per queue, queues spread over masters', () => {
+    const cluster = { QUEUE_PREFIX: 'shop-eu', REDIS_CLUSTER_NODES: [{ host: '10.0.0.1', port: 7000 }] };
+    const prefixes = Object.values(QUEUES).map((q) => queuePrefix(cluster, q));
+    expect(prefixes).toEqual(['{shop-eu:confirm-retry}', '{shop-eu:reservation-expiry}', '{shop-eu:refunds}', '{shop-eu:webhooks}']);
   });
 });

@@ -9,16 +9,16 @@ function capture(level: LogLevel): { logger: pino.Logger; lines: string[] } {
 }
 
 const entries: AccessEntry[] = [
-  { requestId: '8ac718b4-7ba7-4931-a6d5-a91380c42a75', method: 'POST', path: '/orders', route: '/orders', status: 201, responseTimeMs: 3 },
-  { requestId: 'caller.id:1-2_3', method: 'POST', path: '/orders/1b2c3d4e-0000-4000-8000-00000000abcd/confirm', route: '/orders/:id/confirm', status: 402, responseTimeMs: 17, orderId: '1b2c3d4e-0000-4000-8000-00000000abcd' },
-  { requestId: 'r', method: 'GET', path: '/inventory/"quoted"\\back\u0001ctrl\u2028é😀', route: 'unmatched', status: 404, responseTimeMs: 0 },
-  { requestId: 'r5', method: 'DELETE', path: '/admin/webhooks/x', route: '/admin/webhooks/:name', status: 503, responseTimeMs: 1200 },
+  { requestId: '8ac718b4-7ba7-4931-a6d5-a91380c42a75', method: 'POST', path: '/orders', route: '/orders', remoteAddress: '203.0.113.7', status: 201, responseTimeMs: 3 },
+  { requestId: 'caller.id:1-2_3', method: 'POST', path: '/orders/1b2c3d4e-0000-4000-8000-00000000abcd/confirm', route: '/orders/:id/confirm', remoteAddress: '2001:db8::1', status: 402, responseTimeMs: 17, orderId: '1b2c3d4e-0000-4000-8000-00000000abcd' },
+  { requestId: 'r', method: 'GET', path: '/inventory/"quoted"\\back\u0001ctrl\u2028é😀', route: 'unmatched', remoteAddress: 'unknown', status: 404, responseTimeMs: 0 },
+  { requestId: 'r5', method: 'DELETE', path: '/admin/webhooks/x', route: '/admin/webhooks/:name', remoteAddress: '10.0.0.2', status: 503, responseTimeMs: 1200 },
 ];
 
 /** What pino writes for the same line (the recorder wrote it this way before accessLog). */
 function viaPino(logger: pino.Logger, e: AccessEntry): void {
   logger[e.status >= 500 ? 'error' : 'info'](
-    { req: { id: e.requestId, method: e.method, url: e.path, route: e.route }, res: { statusCode: e.status }, responseTime: e.responseTimeMs, ...(e.orderId ? { orderId: e.orderId } : {}) },
+    { req: { id: e.requestId, method: e.method, url: e.path, route: e.route, remoteAddress: e.remoteAddress }, res: { statusCode: e.status }, responseTime: e.responseTimeMs, ...(e.orderId ? { orderId: e.orderId } : {}) },
     'request completed',
   );
 }

@@ -86,6 +86,8 @@ export interface AccessEntry {
   path: string;
   /** The template of the route that served it ('unmatched' when none did). */
   route: string;
+  /** The client's address as http/client-address.ts judges it (behind a trusted proxy, the one it forwards). */
+  remoteAddress: string;
   status: number;
   responseTimeMs: number;
   orderId?: string;
@@ -106,7 +108,7 @@ export function accessLog(root: pino.Logger): (entry: AccessEntry) => void {
     const level = e.status >= 500 ? 'error' : 'info';
     if (!root.isLevelEnabled(level)) return;
     stream.write(
-      `{"level":${root.levels.values[level]},"time":${Date.now()}${bindings},"req":{"id":"${e.requestId}","method":"${e.method}","url":${JSON.stringify(e.path)},"route":${JSON.stringify(e.route)}},` +
+      `{"level":${root.levels.values[level]},"time":${Date.now()}${bindings},"req":{"id":"${e.requestId}","method":"${e.method}","url":${JSON.stringify(e.path)},"route":${JSON.stringify(e.route)},"remoteAddress":${JSON.stringify(e.remoteAddress)}},` +
         `"res":{"statusCode":${e.status}},"responseTime":${e.responseTimeMs}${e.orderId ? `,"orderId":"${e.orderId}"` : ''},"msg":"request completed"}\n`,
     );
   };

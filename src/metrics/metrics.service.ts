@@ -4,16 +4,16 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 /** Every known label value of every counter: each series exists, at 0, from start-up. */
 export const LABELS = {
   confirmOutcome: ['success', 'declined', 'timeout', 'error', 'circuit_open'],
-  confirmFailure: ['declined', 'refused', 'exhausted'],
+  confirmFailure: ['declined', 'refused', 'exhausted', 'expired'],
   expiryResult: ['canceled', 'confirmed'],
   refundResult: ['refunded', 'failed'],
-  reconciliationKind: ['refund_issued', 'mismatch'],
-  attentionReason: ['refund_failing', 'reconciliation_mismatch', 'capture_on_force_confirmed'],
-  gatewayOperation: ['charge', 'lookup', 'refund'],
+  reconciliationKind: ['refund_issued', 'void_issued', 'capture_issued', 'mismatch'],
+  attentionReason: ['refund_failing', 'void_failing', 'reconciliation_mismatch', 'capture_on_force_confirmed'],
+  gatewayOperation: ['charge', 'authorize', 'capture', 'void', 'lookup', 'refund'],
   gatewayRefusalStatus: ['400', '401', '403', '404', '422'],
   webhookOutcome: ['delivered', 'retried', 'failed'],
   participantExpiry: ['canceled'],
-  retentionKind: ['orders', 'order_events', 'barrier_rows', 'reservations', 'branches', 'webhook_deliveries'],
+  retentionKind: ['orders', 'order_events', 'barrier_rows', 'reservations', 'branches', 'webhook_deliveries', 'audit_log'],
   fastPathRoute: ['/orders', '/orders/:id/confirm'],
 } as const;
 
@@ -36,10 +36,10 @@ export class MetricsService {
   private readonly registers = [this.registry];
 
   readonly confirmAttempts = this.counter('tcc_confirm_attempts_total', 'Gateway charge attempts by outcome (this process)', 'outcome', LABELS.confirmOutcome);
-  readonly confirmFailures = this.counter('tcc_confirm_failures_total', 'Orders that ended PAY_FAILED, by reason (declined, refused by the gateway, exhausted)', 'reason', LABELS.confirmFailure);
+  readonly confirmFailures = this.counter('tcc_confirm_failures_total', 'Orders that ended PAY_FAILED, by reason (declined, refused by the gateway, exhausted, expired: a held payment that could no longer be captured)', 'reason', LABELS.confirmFailure);
   readonly reservationsExpired = this.counter('tcc_reservations_expired_total', 'Reservations resolved by their TTL, by result', 'result', LABELS.expiryResult);
   readonly refunds = this.counter('tcc_refunds_total', 'Compensating refunds by result', 'result', LABELS.refundResult);
-  readonly reconciliationFixes = this.counter('tcc_reconciliation_fixes_total', 'Reconciliation findings by kind (refund_issued, mismatch)', 'kind', LABELS.reconciliationKind);
+  readonly reconciliationFixes = this.counter('tcc_reconciliation_fixes_total', 'Reconciliation findings by kind (refund_issued, void_issued, capture_issued, mismatch)', 'kind', LABELS.reconciliationKind);
   readonly needsAttention = this.counter('tcc_orders_need_attention_total', 'Times an order was flagged for a human, by reason', 'reason', LABELS.attentionReason);
   readonly webhookDeliveries = this.counter('tcc_webhook_deliveries_total', 'Webhook delivery attempts by outcome (delivered, retried, failed)', 'outcome', LABELS.webhookOutcome);
   readonly participantExpired = this.counter('tcc_participant_branches_expired_total', 'Outside coordinators\' branches canceled by their timeout', 'result', LABELS.participantExpiry);
@@ -61,7 +61,7 @@ export class MetricsService {
 
   readonly gatewayDuration = new Histogram({
     name: 'tcc_gateway_request_duration_seconds',
-    help: 'Gateway calls by operation (charge, lookup, refund) and outcome (succeeded, declined, refused, unknown)',
+    help: 'Gateway calls by operation (charge, authorize, capture, void, lookup, refund) and outcome (succeeded, declined, refused, unknown)',
     labelNames: ['operation', 'outcome'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: this.registers,

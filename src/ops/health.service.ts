@@ -2,9 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { toProblem } from '../common/errors.js';
 import { settleWithin } from '../common/with-timeout.js';
 import { Db } from '../database/db.js';
+import type { ReplicaState } from '../database/replica-reads.js';
 import { JobScheduler } from '../jobs/job-scheduler.js';
+import { describe, RedisFailures } from '../jobs/redis-failures.js';
 
-type Check = { status: 'up' | 'down' | 'degraded' };
+type Check = { status: 'up' | 'down' | 'degraded'; reason?: string };
+
+const PROBE_MS = 1500;
 
 export interface HealthAnswer {
   status: number;
@@ -15,13 +19,19 @@ export interface HealthAnswer {
 /**
  * Liveness, readiness and the dependency check, for the public port and OPS_PORT alike.
  * Readiness needs Postgres only: checkout keeps working while Redis is away (the sweeper covers
- * what cannot be scheduled), so Redis down is "degraded", not "not ready". /health needs both.
+ * what cannot be scheduled), so Redis failing is "degraded", not "not ready". /health needs both.
+ * Redis is up only when it answers for every queue and no worker of this process saw its commands
+ * fail lately; else it is degraded, with the reason (a ping alone said "up" while every worker on
+ * a cluster failed CROSSSLOT). A read replica (DATABASE_READ_URL) that lags or is away is
+ * "degraded" in both and fails neither: its reads go to the primary meanwhile. Its state comes from
+ * the background lag check (database/replica-reads.ts), so a health request adds no round trip to it.
  */
 @Injectable()
 export class HealthService {
   constructor(
     private readonly db: Db,
     private readonly jobs: JobScheduler,
+    private readonly failures: RedisFailures,
   ) {}
 
   live(): HealthAnswer {
@@ -30,7 +40,9 @@ export class HealthService {
 
   async health(): Promise<HealthAnswer> {
     const checks = await this.checks();
-    if (checks.postgres.status === 'up' && checks.redis.status === 'up') return { status: 200, contentType: 'application/json', body: { status: 'ok', checks } };
+    if (checks.postgres.status === 'up' && checks.redis.status === 'up') {
+      return { status: 200, contentType: 'application/json', body: { status: checks.replica?.status === 'degraded' ? 'degraded' : 'ok', checks } };
+    }
     return { status: 503, contentType: 'application/problem+json', body: toProblem('SERVICE_UNAVAILABLE', 'a dependency is down', { checks }) };
   }
 
@@ -39,24 +51,34 @@ export class HealthService {
     if (checks.postgres.status !== 'up') {
       return { status: 503, contentType: 'application/problem+json', body: toProblem('SERVICE_UNAVAILABLE', 'Postgres cannot be reached', { checks }) };
     }
-    const degraded = checks.redis.status !== 'up';
+    const redisDegraded = checks.redis.status !== 'up';
+    const degraded = redisDegraded || checks.replica?.status === 'degraded';
     return {
       status: 200,
       contentType: 'application/json',
-      body: { status: degraded ? 'degraded' : 'ok', checks: { postgres: checks.postgres, redis: { status: degraded ? 'degraded' : 'up' } } },
+      body: { status: degraded ? 'degraded' : 'ok', checks },
     };
   }
 
-  private async checks(): Promise<{ postgres: Check; redis: Check }> {
-    const probe = async (work: () => Promise<unknown>): Promise<Check> => {
-      let ok = false;
+  private async checks(): Promise<{ postgres: Check; redis: Check; replica?: ReplicaState }> {
+    const probe = async (work: () => Promise<unknown>): Promise<Check & { error?: string }> => {
+      let error: string | undefined;
       const done = work().then(
-        () => (ok = true),
-        () => (ok = false),
+        () => undefined,
+        (err: Error) => (error = describe(err)),
       );
-      return (await settleWithin(done, 1500)) === 'done' && ok ? { status: 'up' } : { status: 'down' };
+      if ((await settleWithin(done, PROBE_MS)) === 'timeout') return { status: 'down', error: `no answer within ${PROBE_MS} ms` };
+      return error === undefined ? { status: 'up' } : { status: 'down', error };
     };
-    const [postgres, redis] = await Promise.all([probe(() => this.db.ping()), probe(() => this.jobs.ping())]);
-    return { postgres, redis };
+    const [postgres, redisProbe] = await Promise.all([probe(() => this.db.ping()), probe(() => this.jobs.probe())]);
+    const failing = this.failures.failing();
+    const redis: Check =
+      redisProbe.status !== 'up'
+        ? { status: 'degraded', reason: redisProbe.error }
+        : failing
+          ? { status: 'degraded', reason: `${failing.queue} worker: ${failing.reason}` }
+          : { status: 'up' };
+    const replica = this.db.replica?.state();
+    return { postgres: { status: postgres.status }, redis, ...(replica ? { replica } : {}) };
   }
 }

@@ -66,7 +66,7 @@ export class MetricsScraper {
   }
 
   async scrape(): Promise<string> {
-    const row = await this.db.sql.one<Scrape>(METRICS_SQL.scrape, [HOLDING, REFUND.pending, 'RESERVED']);
+    const row = await this.db.read.one<Scrape>(METRICS_SQL.scrape, [HOLDING, REFUND.pending, 'RESERVED']);
     if (row) {
       for (const s of ORDER_STATUSES) this.ordersByStatus.set({ status: s }, Number(row.by_status[s] ?? 0));
       this.needingAttention.set(Number(row.needing_attention));

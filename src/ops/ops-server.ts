@@ -2,7 +2,7 @@ import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } fro
 import Fastify, { FastifyInstance } from 'fastify';
 import { AppError } from '../common/errors.js';
 import { AppConfig } from '../config/app-config.js';
-import { answerWhatHttpDrops, clientError, requestIdOf, SERVER_LIMITS } from '../http/http-server.js';
+import { answerWhatHttpDrops, requestIdOf, serverLimits } from '../http/http-server.js';
 import { refuseMalformed } from '../http/http-setup.js';
 import { answerError } from '../http/problem.js';
 import { HealthAnswer, HealthService } from './health.service.js';
@@ -27,7 +27,7 @@ export class OpsServer implements OnApplicationBootstrap, OnApplicationShutdown 
   async onApplicationBootstrap(): Promise<void> {
     const port = this.config.env.OPS_PORT;
     if (port === undefined) return;
-    const app = Fastify({ logger: false, forceCloseConnections: true, ...SERVER_LIMITS, clientErrorHandler: clientError, genReqId: requestIdOf });
+    const app = Fastify({ logger: false, forceCloseConnections: true, ...serverLimits(this.config.env.REQUEST_TIMEOUT_MS), genReqId: requestIdOf });
     answerWhatHttpDrops(app.server);
     app.addHook('onRequest', (req, reply, done) => {
       reply.header('x-request-id', req.id);

@@ -35,7 +35,8 @@ function describeBoardAnswer(payload: unknown): { detail: string; field?: string
 }
 
 /**
- * bull-board at /admin/queues, behind the admin check like every /admin route (main.ts). Every
+ * bull-board at /admin/queues, behind the admin check like every /admin route (main.ts), read-only:
+ * every write endpoint of its API is refused 400 VALIDATION_FAILED before bull-board sees it. Every
  * refusal it makes is problem+json with a contract code: its own answers (an invalid query, an
  * unknown queue) are rewritten on the way out, and when Redis is away its API answers 503.
  */
@@ -45,7 +46,12 @@ export async function registerQueueBoard(app: FastifyInstance, jobs: JobSchedule
   // Read-only: the dashboard shows queues and jobs but offers no action. Its page sends state changes
   // without the console's anti-CSRF token, so an action it offered would fail for every console
   // session; jobs are driven by the service (and the sweeper), not by hand.
-  createBullBoard({ queues: Object.values(jobs.queues).map((q) => new BullMQAdapter(q, { readOnlyMode: true })), serverAdapter: adapter });
+  // A link back to the operator console in its header (the dashboard is opened from there).
+  createBullBoard({
+    queues: Object.values(jobs.queues).map((q) => new BullMQAdapter(q, { readOnlyMode: true })),
+    serverAdapter: adapter,
+    options: { uiConfig: { boardTitle: 'TCC queues', hideDocsLink: true, miscLinks: [{ text: '← Operator console', url: '/console' }] } },
+  });
   adapter.setErrorHandler((err: Error & { statusCode?: number }) => {
     // A body refused by the service's own parser (input rules, size), then anything else.
     const problem =
@@ -58,6 +64,16 @@ export async function registerQueueBoard(app: FastifyInstance, jobs: JobSchedule
   });
   await app.register(
     async (scope) => {
+      // Read-only means every write endpoint refuses, not only those bull-board checks: its
+      // pause-all and resume-all skip read-only queues and answer 200 {} having done nothing. So
+      // no method but a read reaches bull-board at all: after the admin check and the body's own
+      // refusals (a body that is not JSON is MALFORMED_JSON, which the contract ranks first).
+      scope.addHook('preHandler', async (req, reply) => {
+        if (req.method === 'GET' || req.method === 'HEAD') return;
+        const problem = boardProblem(405, 'the queue dashboard is read-only: it takes no action');
+        reply.code(problem.status).type('application/problem+json').send(problem);
+        return reply;
+      });
       scope.addHook('onSend', async (_req, reply, payload) => {
         if (reply.statusCode < 400) return payload;
         reply.type('application/problem+json');

@@ -2,7 +2,8 @@
  * What the coordinator asks of the background machinery, always after the state it acts on has
  * committed. Implementations only accelerate, at a cost per time bucket rather than per order: if
  * a call is lost (Redis down, a crash right after commit), the Postgres sweeper finds the orders
- * by their stored times and drives them on.
+ * by their stored times and drives them on. So the calls never reject: an implementation that
+ * cannot schedule says so in its own log, bounded, and leaves the work to the sweeper.
  */
 export abstract class OrderScheduler {
   /** Reservations made now expire at `at`: check for expired orders then. */

@@ -39,11 +39,12 @@ export class OrdersController {
   @ApiOperation({ operationId: 'tryOrder', summary: 'Try: reserve stock for every line, all or nothing' })
   @ApiHeader({ name: 'Idempotency-Key', required: true, description: '1-255 characters of [A-Za-z0-9_.:-]' })
   @ApiJsonBody(CreateOrderBody)
-  @ApiJson(201, ORDER, 'TRY_SUCCESS: every line reserved until reservationExpiresAt')
+  @ApiJson(201, ORDER, 'TRY_SUCCESS: every line reserved until reservationExpiresAt (with `payment`: authorized, or authorizing while the outcome is unknown)')
   @ApiJson(200, ORDER, 'a replay of the same key and body: the first order, nothing reserved again')
+  @ApiJson(402, ORDER, 'with `payment`: PAY_FAILED, the authorization declined or refused; the stock released (its replays answer the same)')
   @ApiErrors('RATE_LIMITED', 'PAYLOAD_TOO_LARGE', 'MALFORMED_JSON', 'VALIDATION_FAILED', 'IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_IN_PROGRESS', 'HOLD_LIMIT_REACHED', 'UNKNOWN_SKU', 'UNKNOWN_LOCATION', 'CURRENCY_MISMATCH', 'INSUFFICIENT_STOCK')
   async create(@Req() req: FastifyRequest, @Res({ passthrough: true }) res: FastifyReply): Promise<string> {
-    return send(res, await this.answers.tryOrder(req.headers['idempotency-key'], req.body));
+    return send(res, await this.answers.tryOrder(req.headers['idempotency-key'], req.body, req.id));
   }
 
   @Get(':id')
@@ -58,7 +59,7 @@ export class OrdersController {
   @ApiOperation({ operationId: 'confirmOrder', summary: 'Confirm: charge the payment, then commit the stock' })
   @ApiJsonBody(ConfirmBody, false)
   @ApiJson(200, ORDER, 'CONFIRM_SUCCESS')
-  @ApiJson(202, ORDER, 'TRY_SUCCESS or CONFIRM_PENDING: an attempt is running, or retries are scheduled')
+  @ApiJson(202, ORDER, 'TRY_SUCCESS or CONFIRM_PENDING: an attempt is running, retries are scheduled, or (payment held at Try) the authorization is still settling')
   @ApiJson(402, ORDER, 'PAY_FAILED: declined, refused by the gateway, or retries exhausted; stock released')
   @ApiErrors('RATE_LIMITED', 'PAYLOAD_TOO_LARGE', 'MALFORMED_JSON', 'VALIDATION_FAILED', 'NOT_FOUND', 'ORDER_CANCELED')
   async confirm(@Param('id') id: string, @Req() req: FastifyRequest, @Res({ passthrough: true }) res: FastifyReply): Promise<string> {

@@ -4,14 +4,17 @@ import { roleModule } from '../config/role-module.js';
 import { MetricsModule } from '../metrics/metrics.module.js';
 import { PaymentsModule } from '../payments/payments.module.js';
 import { CancelService } from './cancel/cancel.service.js';
+import { HoldRelease } from './cancel/hold-release.js';
 import { RefundService } from './cancel/refund.service.js';
 import { ReservationExpiry } from './cancel/reservation-expiry.js';
+import { Captures } from './confirm/capture.js';
 import { ConfirmClaims } from './confirm/claims.js';
 import { ConfirmService } from './confirm/confirm.service.js';
 import { DueOrders } from './due-orders.js';
 import { OrderAnswers } from './order-answers.js';
 import { OrdersController } from './orders.controller.js';
 import { OrderStore } from './state/order-store.js';
+import { Authorizations } from './try/authorization.js';
 import { TryEngine } from './try/try-engine.js';
 
 /**
@@ -25,7 +28,7 @@ export class OrdersModule {
     return roleModule(OrdersModule, config, () => ({
       imports: [MetricsModule, PaymentsModule],
       controllers: config.runsHttp ? [OrdersController] : [],
-      providers: [TryEngine, OrderStore, ConfirmClaims, ConfirmService, CancelService, ReservationExpiry, RefundService, DueOrders, OrderAnswers],
+      providers: [TryEngine, Authorizations, OrderStore, ConfirmClaims, Captures, ConfirmService, CancelService, ReservationExpiry, HoldRelease, RefundService, DueOrders, OrderAnswers],
       exports: [OrderStore, ConfirmService, CancelService, RefundService, DueOrders],
     }));
   }

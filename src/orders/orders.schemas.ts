@@ -1,12 +1,20 @@
 import { Static, Type } from '@sinclair/typebox';
 import { Lines, LocationIds } from '../http/schemas.js';
-import { ORDER_STATUSES } from './state/order-state.js';
+import { ORDER_STATUSES, PAYMENT_STATUSES } from './state/order-state.js';
 
 export const CreateOrderBody = Type.Object(
   {
     customerId: Type.String({ minLength: 1, maxLength: 128, 'x-message': 'customerId must be a string of 1-128 characters', example: 'c-1' }),
     items: Lines,
     locationIds: Type.Optional(LocationIds),
+    payment: Type.Optional(
+      Type.Object(
+        {
+          paymentToken: Type.String({ minLength: 1, maxLength: 255, 'x-message': 'payment.paymentToken must be a string of 1-255 characters', description: 'passed to the gateway' }),
+        },
+        { additionalProperties: false, description: 'hold the payment with the stock: the order amount is authorized at Try, captured at Confirm, voided on release' },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -46,6 +54,19 @@ export const Order = Type.Object({
   confirmAttempts: Type.Integer(),
   paymentId: Type.Union([Type.String(), Type.Null()]),
   failureReason: Type.Union([Type.String(), Type.Null()]),
+  payment: Type.Union([
+    Type.Object(
+      {
+        status: Type.Union(PAYMENT_STATUSES.map((s) => Type.Literal(s))),
+        paymentId: Type.Union([Type.String(), Type.Null()]),
+        authorizedMinor: Type.Union([Type.Integer(), Type.Null()]),
+        capturedMinor: Type.Integer(),
+        authorizationExpiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+      },
+      { description: 'the payment held at Try' },
+    ),
+    Type.Null({ description: 'paid at Confirm' }),
+  ]),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' }),
 });

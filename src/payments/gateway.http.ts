@@ -64,6 +64,25 @@ export class GatewayHttp {
     return classify(await this.send('POST', '/payments', body, key, requestId), [201, 402]);
   }
 
+  /** An authorization: POST /payments with capture: false (201 authorized, 402 declined). */
+  async authorize(
+    body: { amountMinor: number; currency: string; reference: string; paymentToken?: string },
+    key: string,
+    requestId?: string,
+  ): Promise<HttpAnswer> {
+    return classify(await this.send('POST', '/payments', { ...body, capture: false }, key, requestId), [201, 402]);
+  }
+
+  /** 200 captured; 409 with the payment when it can no longer be captured. */
+  async capture(paymentId: string, amountMinor: number, key: string, requestId?: string): Promise<HttpAnswer> {
+    return classify(await this.send('POST', `/payments/${encodeURIComponent(paymentId)}/capture`, { amountMinor }, key, requestId), [200, 409]);
+  }
+
+  /** 200 voided; 409 with the payment once captured (or expired: the hold is gone either way). */
+  async void(paymentId: string, key: string, requestId?: string): Promise<HttpAnswer> {
+    return classify(await this.send('POST', `/payments/${encodeURIComponent(paymentId)}/void`, {}, key, requestId), [200, 409]);
+  }
+
   async listByReference(reference: string, requestId?: string): Promise<GatewayPayment[]> {
     const answer = classify(await this.send('GET', `/payments?reference=${encodeURIComponent(reference)}`, undefined, undefined, requestId), [200]);
     const data = (answer.body as { data?: unknown })?.data;

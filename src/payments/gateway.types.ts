@@ -1,11 +1,20 @@
 /** The outbound gateway protocol (API.md, "Outbound payment-gateway protocol"). */
 export interface GatewayPayment {
   id: string;
-  status: 'succeeded' | 'declined';
+  /**
+   * A charge: succeeded or declined. An authorization (`capture: false`): authorized while it
+   * holds the money, then succeeded once captured, voided, or expired (or declined at once).
+   */
+  status: 'succeeded' | 'declined' | 'authorized' | 'voided' | 'expired';
+  /** What was charged, or authorized. */
   amountMinor: number;
   currency: string;
   reference: string;
   refundedMinor: number;
+  /** Authorizations: what was captured of it. */
+  capturedMinor?: number;
+  /** Authorizations: until when it can be captured. */
+  authorizationExpiresAt?: string;
 }
 
 export interface GatewayRefund {
@@ -60,7 +69,27 @@ export class GatewayRejectedError extends Error {
 /** The statuses API.md makes a final refusal: the request was rejected, nothing was charged. */
 export const FINAL_REFUSALS: readonly number[] = [400, 401, 403, 404, 422];
 
+/** The outcome of a capture of an authorization. */
+export type CaptureOutcome =
+  | { kind: 'succeeded'; payment: GatewayPayment; latencyMs: number }
+  /** It can no longer be captured (the gateway answered 409 expired or voided): nothing was taken. */
+  | { kind: 'closed'; payment: GatewayPayment; latencyMs: number }
+  | { kind: 'refused'; status: number; detail: string; latencyMs: number }
+  | { kind: 'unknown'; reason: UnknownReason; detail: string; latencyMs: number };
+
+/** The outcome of a void: the hold ended (voided, or expired already), or it had been captured. */
+export type VoidOutcome =
+  | { kind: 'voided'; payment: GatewayPayment; latencyMs: number }
+  | { kind: 'captured'; payment: GatewayPayment; latencyMs: number }
+  | { kind: 'refused'; status: number; detail: string; latencyMs: number }
+  | { kind: 'unknown'; reason: UnknownReason; detail: string; latencyMs: number };
+
 /** Net amount still captured by a payment: what a compensation must refund. */
 export function netCaptured(p: GatewayPayment): number {
-  return p.status === 'succeeded' ? Math.max(0, p.amountMinor - p.refundedMinor) : 0;
+  return p.status === 'succeeded' ? Math.max(0, (p.capturedMinor ?? p.amountMinor) - p.refundedMinor) : 0;
+}
+
+/** An authorization still holding the customer's money: what a compensation must void. */
+export function isOpenHold(p: GatewayPayment): boolean {
+  return p.status === 'authorized';
 }

@@ -4,19 +4,30 @@ import { AppConfig } from '../config/app-config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { GatewayHttp } from './gateway.http.js';
 import {
+  CaptureOutcome,
   ChargeOutcome,
   ChargeRequest,
   GatewayPayment,
   GatewayRefund,
   GatewayRejectedError,
   GatewayUnavailableError,
+  VoidOutcome,
 } from './gateway.types.js';
 
 export type BreakerState = 'closed' | 'half_open' | 'open';
 export const BREAKER_STATE_VALUE: Record<BreakerState, number> = { closed: 0, half_open: 1, open: 2 };
 
 type Call = () => Promise<unknown>;
-type Operation = 'charge' | 'lookup' | 'refund';
+type Operation = 'charge' | 'authorize' | 'capture' | 'void' | 'lookup' | 'refund';
+
+/** What a call that did not get a usable answer means: an unknown outcome, or the gateway refusing the request. */
+function failureOf(err: unknown, latencyMs: number): { kind: 'refused'; status: number; detail: string; latencyMs: number } | { kind: 'unknown'; reason: 'timeout' | 'error' | 'circuit_open'; detail: string; latencyMs: number } {
+  if (err instanceof GatewayUnavailableError) return { kind: 'unknown', reason: err.reason, detail: err.message, latencyMs };
+  if (err instanceof GatewayRejectedError) return { kind: 'refused', status: err.status, detail: err.message, latencyMs };
+  return { kind: 'unknown', reason: 'error', detail: (err as Error).message, latencyMs };
+}
+
+const statusOf = (body: unknown): string | undefined => (body as { status?: unknown } | null)?.status as string | undefined;
 
 /**
  * Every gateway call goes through one opossum breaker. Only unknown outcomes (timeouts, 429, 5xx,
@@ -80,9 +91,56 @@ export class PaymentGateway implements OnApplicationShutdown {
       if (answer.status === 402) return { kind: 'declined', payment: answer.body, latencyMs: latency() };
       return { kind: 'unknown', reason: 'error', detail: `unexpected answer ${answer.status}`, latencyMs: latency() };
     } catch (err) {
-      if (err instanceof GatewayUnavailableError) return { kind: 'unknown', reason: err.reason, detail: err.message, latencyMs: latency() };
-      if (err instanceof GatewayRejectedError) return { kind: 'refused', status: err.status, detail: err.message, latencyMs: latency() };
-      return { kind: 'unknown', reason: 'error', detail: (err as Error).message, latencyMs: latency() };
+      return failureOf(err, latency());
+    }
+  }
+
+  /**
+   * Authorizes the order's amount (`capture: false`) with its stable key: `succeeded` means the
+   * money is held (the payment is `authorized`). Never throws: every failure is an outcome.
+   */
+  async authorize(req: ChargeRequest): Promise<ChargeOutcome> {
+    const started = performance.now();
+    const latency = () => Math.round(performance.now() - started);
+    try {
+      const body = { amountMinor: req.amountMinor, currency: req.currency, reference: req.reference, ...(req.paymentToken ? { paymentToken: req.paymentToken } : {}) };
+      const answer = (await this.fire('authorize', () => this.http.authorize(body, req.idempotencyKey, req.requestId))) as { status: number; body: GatewayPayment };
+      if (answer.status === 201 && answer.body?.status === 'authorized') return { kind: 'succeeded', payment: answer.body, latencyMs: latency() };
+      if (answer.status === 402) return { kind: 'declined', payment: answer.body, latencyMs: latency() };
+      return { kind: 'unknown', reason: 'error', detail: `unexpected answer ${answer.status} ${String(statusOf(answer.body))}`, latencyMs: latency() };
+    } catch (err) {
+      return failureOf(err, latency());
+    }
+  }
+
+  /** Captures an authorization (one key per order). A 409 expired or voided is `closed`: nothing was taken. */
+  async capture(paymentId: string, amountMinor: number, idempotencyKey: string, requestId?: string): Promise<CaptureOutcome> {
+    const started = performance.now();
+    const latency = () => Math.round(performance.now() - started);
+    try {
+      const answer = (await this.fire('capture', () => this.http.capture(paymentId, amountMinor, idempotencyKey, requestId))) as { status: number; body: GatewayPayment };
+      const status = statusOf(answer.body);
+      // A 409 succeeded: it was captured already (by this key's first answer being lost, it would replay 200).
+      if (status === 'succeeded') return { kind: 'succeeded', payment: answer.body, latencyMs: latency() };
+      if (answer.status === 409 && (status === 'expired' || status === 'voided')) return { kind: 'closed', payment: answer.body, latencyMs: latency() };
+      return { kind: 'unknown', reason: 'error', detail: `unexpected answer ${answer.status} ${String(status)}`, latencyMs: latency() };
+    } catch (err) {
+      return failureOf(err, latency());
+    }
+  }
+
+  /** Voids an authorization. The hold is gone when it is voided or expired; a captured one must be refunded. */
+  async void(paymentId: string, idempotencyKey: string, requestId?: string): Promise<VoidOutcome> {
+    const started = performance.now();
+    const latency = () => Math.round(performance.now() - started);
+    try {
+      const answer = (await this.fire('void', () => this.http.void(paymentId, idempotencyKey, requestId))) as { status: number; body: GatewayPayment };
+      const status = statusOf(answer.body);
+      if (status === 'succeeded') return { kind: 'captured', payment: answer.body, latencyMs: latency() };
+      if (status === 'voided' || status === 'expired' || status === 'declined') return { kind: 'voided', payment: answer.body, latencyMs: latency() };
+      return { kind: 'unknown', reason: 'error', detail: `unexpected answer ${answer.status} ${String(status)}`, latencyMs: latency() };
+    } catch (err) {
+      return failureOf(err, latency());
     }
   }
 
@@ -113,7 +171,8 @@ export class PaymentGateway implements OnApplicationShutdown {
     try {
       const answer = await this.breaker.fire(call);
       const status = (answer as { status?: number; body?: { status?: string } })?.status;
-      end(operation === 'charge' && status === 402 ? 'declined' : 'succeeded');
+      // A decline (402), or a capture or void the gateway answered no to (409): a definite answer.
+      end(status === 402 || status === 409 ? 'declined' : 'succeeded');
       return answer;
     } catch (err) {
       // The breaker's timers are unref'd, so it is never shut down: work still running during a

@@ -3,7 +3,7 @@ import { AppConfig } from '../config/app-config.js';
 import { Db } from '../database/db.js';
 import { PeriodicJobs } from '../database/periodic.js';
 import { SESSION_LOCKS } from '../database/session-lock.js';
-import type { Actor } from '../http/actor.js';
+import { ledgerActor, type Actor } from '../http/actor.js';
 import { HOLDING } from '../orders/state/order-state.js';
 import { CONSISTENCY_SQL, ConsistencyRow } from './inventory-consistency.sql.js';
 
@@ -63,7 +63,7 @@ export class InventoryConsistencyService implements OnApplicationBootstrap {
     if (mismatches.length === 0) return { repaired: 0, mismatches: [] };
     const skus = [...new Set(mismatches.map((m) => m.sku))];
     return this.db.tx(async (sql) => {
-      const rows = await sql.rows<ConsistencyRow & { r_repaired: boolean }>(CONSISTENCY_SQL.repair, [skus, HOLDING, reason, actor.kind, actor.operator]);
+      const rows = await sql.rows<ConsistencyRow & { r_repaired: boolean }>(CONSISTENCY_SQL.repair, [skus, HOLDING, reason, ledgerActor(actor), actor.operator]);
       const found = rows.map(mismatch);
       const repaired = rows.filter((r) => r.r_repaired).length;
       await sql.exec(CONSISTENCY_SQL.audit, [actor.kind, actor.operator, reason, JSON.stringify({ repaired, mismatches: found })]);

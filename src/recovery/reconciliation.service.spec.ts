@@ -4,12 +4,24 @@ import type { Db, Statement } from '../database/db.js';
 import type { PeriodicJobs } from '../database/periodic.js';
 import type { MetricsService } from '../metrics/metrics.service.js';
 import type { RefundService } from '../orders/cancel/refund.service.js';
+import type { OrderStore } from '../orders/state/order-store.js';
 import type { GatewayPayment } from '../payments/gateway.types.js';
 import type { PaymentGateway } from '../payments/payment-gateway.js';
 import type { SentOrder } from './mismatch.js';
 import { ReconciliationService } from './reconciliation.service.js';
 
-const sent = (id: string, o: Partial<SentOrder> = {}): SentOrder => ({ id, status: 'CONFIRM_SUCCESS', force_confirmed: false, refund_status: null, created_at: `2030-01-01 00:00:${id}`, refund_watching: false, ...o });
+const sent = (id: string, o: Partial<SentOrder> = {}): SentOrder => ({
+  id,
+  status: 'CONFIRM_SUCCESS',
+  force_confirmed: false,
+  refund_status: null,
+  created_at: `2030-01-01 00:00:${id}`,
+  refund_watching: false,
+  amount_minor: '500',
+  payment_status: null,
+  payment_id: null,
+  ...o,
+});
 const capture = (amountMinor: number): GatewayPayment => ({ id: `p-${amountMinor}`, status: 'succeeded', amountMinor, currency: 'USD', reference: 'r', refundedMinor: 0 });
 
 /**
@@ -48,7 +60,8 @@ function reconciliation(pages: SentOrder[][], payments: Record<string, GatewayPa
   const metrics = { reconciliationFixes: counter('fixes'), needsAttention: counter('attention') } as unknown as MetricsService;
   const periodic = { register: () => undefined, stopped: () => false } as unknown as PeriodicJobs;
   const config = { runsWorkers: false, env: {} } as unknown as AppConfig;
-  return { service: new ReconciliationService(db, refundService, gateway, metrics, periodic, config), cursors, flagged, refunds, counted };
+  const store = { apply: async () => ({}) } as unknown as OrderStore;
+  return { service: new ReconciliationService(db, refundService, store, gateway, metrics, periodic, config), cursors, flagged, refunds, counted };
 }
 
 describe('ReconciliationService.run', () => {

@@ -6,7 +6,12 @@ import { MetricsService } from '../metrics/metrics.service.js';
 import { TERMINAL } from '../orders/state/order-state.js';
 import { ORDERS_SQL } from '../orders/state/orders.sql.js';
 import { RefundService } from '../orders/cancel/refund.service.js';
-import { GatewayPayment } from '../payments/gateway.types.js';
+import { voidKey } from '../orders/cancel/hold-release.js';
+import { captureKey } from '../orders/confirm/capture.js';
+import { Note, paymentTo } from '../orders/state/moves.js';
+import { callOnlyMove, paymentMove } from '../orders/state/payment-moves.js';
+import { OrderStore } from '../orders/state/order-store.js';
+import { GatewayPayment, isOpenHold } from '../payments/gateway.types.js';
 import { PaymentGateway } from '../payments/payment-gateway.js';
 import { PeriodicJobs } from '../database/periodic.js';
 import { capturedMinor, findMismatch, Mismatch, SentOrder } from './mismatch.js';
@@ -41,7 +46,10 @@ const FIRST_WINDOW_MS = 24 * 3600_000;
  *   (POST and the scheduled pass issue the refund, with the refund service's stable keys) and
  *   flagged for a human, like the mismatches below;
  * - a CONFIRM_SUCCESS order the gateway has no capture for (and no operator force-confirmed), or
- *   more than one capture for, or any capture on a force-confirmed one: needs a human.
+ *   more than one capture for, or any capture on a force-confirmed one: needs a human;
+ * - a payment held at Try: an authorization still holding money on a released order is voided (the
+ *   refund step's round), one on a confirmed order never captured is captured (its order's key),
+ *   one held besides a confirmed order's capture is voided — each flagged for a human too.
  * GET only reports. The scheduled pass remembers where it got to (job_state), so every order is
  * looked at however many finish between two passes, and records when it last succeeded.
  */
@@ -52,6 +60,7 @@ export class ReconciliationService implements OnApplicationBootstrap {
   constructor(
     private readonly db: Db,
     private readonly refunds: RefundService,
+    private readonly store: OrderStore,
     private readonly gateway: PaymentGateway,
     private readonly metrics: MetricsService,
     private readonly periodic: PeriodicJobs,
@@ -134,14 +143,41 @@ export class ReconciliationService implements OnApplicationBootstrap {
     if (!mismatch) return;
     report.mismatches.push(mismatch);
     if (!act) return;
-    if (mismatch.kind === 'charged_after_release') {
-      // Money held on a released order past its refund watch: refund it (the refund step's stable
-      // keys: twice refunds once), and flag it like any mismatch.
-      this.metrics.reconciliationFixes.inc({ kind: 'refund_issued' });
-      await this.refunds.owe(order.id, `reconciliation found ${capturedMinor(payments)} captured on a ${order.status} order`);
+    if (mismatch.kind === 'charged_after_release' || mismatch.kind === 'authorized_after_release') {
+      // Money captured or held on a released order past its refund watch: refund or void it (the
+      // refund step's round, with its stable keys: twice refunds once), and flag it like any mismatch.
+      this.metrics.reconciliationFixes.inc({ kind: mismatch.kind === 'charged_after_release' ? 'refund_issued' : 'void_issued' });
+      const what = mismatch.kind === 'charged_after_release' ? `${capturedMinor(payments)} captured` : 'an authorization holding money';
+      await this.refunds.owe(order.id, `reconciliation found ${what} on a ${order.status} order`);
       await this.refunds.process(order.id);
     }
+    if (mismatch.kind === 'uncaptured_authorization') await this.captureHeld(order, payments.find(isOpenHold)!);
+    if (mismatch.kind === 'extra_authorization') {
+      for (const p of payments.filter(isOpenHold)) await this.voidExtra(order, p);
+    }
     await this.flag(mismatch);
+  }
+
+  /**
+   * A confirmed order whose authorization was never captured: captured now — with the order's
+   * capture key when it is the order's own authorization (a capture of it that did happen replays),
+   * else a key of that authorization's.
+   */
+  private async captureHeld(order: SentOrder, p: GatewayPayment): Promise<void> {
+    const key = p.id === order.payment_id ? captureKey(order.id) : `capture-${p.id}`;
+    const outcome = await this.gateway.capture(p.id, Math.min(Number(order.amount_minor), p.amountMinor), key);
+    const call: Note = { type: 'payment.capture', data: { outcome: outcome.kind, latencyMs: outcome.latencyMs, paymentId: p.id, source: 'reconciliation' } };
+    if (outcome.kind !== 'succeeded') return void (await this.store.apply(callOnlyMove(order.id, call)));
+    this.metrics.reconciliationFixes.inc({ kind: 'capture_issued' });
+    const change = { map: paymentTo('captured', ['authorized', 'capturing', 'voiding']), paymentId: p.id, capturedMinor: outcome.payment.capturedMinor };
+    await this.store.apply(paymentMove(order.id, 'captured by reconciliation', change, { call }));
+  }
+
+  /** An authorization held besides a confirmed order's capture: voided. */
+  private async voidExtra(order: SentOrder, p: GatewayPayment): Promise<void> {
+    const outcome = await this.gateway.void(p.id, voidKey(p.id));
+    if (outcome.kind === 'voided') this.metrics.reconciliationFixes.inc({ kind: 'void_issued' });
+    await this.store.apply(callOnlyMove(order.id, { type: 'payment.void', data: { outcome: outcome.kind, latencyMs: outcome.latencyMs, paymentId: p.id, source: 'reconciliation' } }));
   }
 
   private async flag(m: Mismatch): Promise<void> {

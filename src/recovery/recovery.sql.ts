@@ -14,7 +14,7 @@ export const RECOVERY_SQL = {
   sentPage: statement(
     'recovery_sent_page',
     `SELECT id, status, force_confirmed, refund_status, created_at::text AS created_at,
-            coalesce(refund_check_until > now(), false) AS refund_watching
+            coalesce(refund_check_until > now(), false) AS refund_watching, amount_minor, payment_status, payment_id
        FROM orders
       WHERE payment_requested_at IS NOT NULL AND status = ANY ($1::text[])
         AND created_at >= now() - make_interval(secs => $2::float8 / 1000)

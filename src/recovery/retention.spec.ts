@@ -7,11 +7,11 @@ import type { MetricsService } from '../metrics/metrics.service.js';
 import { OrdersBatch, Retention } from './retention.js';
 
 /**
- * Retention's collaborators, faked: each of its three statements answers the next of its batches
+ * Retention's collaborators, faked: each of its four statements answers the next of its batches
  * (then nothing), every call is recorded with its parameters, and `tick` ms pass on Date.now with
  * each call; counters and the periodic registry record what they are told.
  */
-function retention(batches: { orders: OrdersBatch[]; branches: number[]; deliveries: number[] }, opts: { tick?: number; stopAfter?: number; days?: number } = {}) {
+function retention(batches: { orders: OrdersBatch[]; branches: number[]; deliveries: number[]; audit?: number[] }, opts: { tick?: number; stopAfter?: number; days?: number } = {}) {
   const calls: { kind: string; params: unknown[] }[] = [];
   const deleted: { kind: string; n: number }[] = [];
   const registered: unknown[][] = [];
@@ -35,6 +35,10 @@ function retention(batches: { orders: OrdersBatch[]; branches: number[]; deliver
         throw new Error(`unexpected ${stmt.name}`);
       },
       exec: async (stmt: Statement, p: unknown[]) => {
+        if (stmt.name === 'retention_audit') {
+          called('audit', p);
+          return batches.audit?.shift() ?? 0;
+        }
         if (stmt.name !== 'retention_deliveries') throw new Error(`unexpected ${stmt.name}`);
         called('deliveries', p);
         return batches.deliveries.shift() ?? 0;
@@ -56,11 +60,15 @@ describe('Retention.run', () => {
   let restore: () => void = () => undefined;
   afterEach(() => restore());
 
-  it('the three kinds take turns, a batch each, until each has less than a batch left; orders follow their cursor', async () => {
-    const r = retention({ orders: [page(500, 40, 't1', 'id1'), page(500, 0, 't2', 'id2'), page(120, 7, 't3', 'id3')], branches: [500, 3], deliveries: [500, 500, 9] });
+  it('the four kinds take turns, a batch each, until each has less than a batch left; orders follow their cursor', async () => {
+    const r = retention({ orders: [page(500, 40, 't1', 'id1'), page(500, 0, 't2', 'id2'), page(120, 7, 't3', 'id3')], branches: [500, 3], deliveries: [500, 500, 9], audit: [500, 12] });
     restore = r.restore;
-    await expect(r.retention.run(30)).resolves.toEqual({ orders: 47, order_events: 141, barrier_rows: 47 + 1006, reservations: 503, branches: 503, webhook_deliveries: 1009 });
-    expect(r.calls.map((c) => c.kind)).toEqual(['orders', 'branches', 'deliveries', 'orders', 'branches', 'deliveries', 'orders', 'deliveries']);
+    await expect(r.retention.run(30)).resolves.toEqual({ orders: 47, order_events: 141, barrier_rows: 47 + 1006, reservations: 503, branches: 503, webhook_deliveries: 1009, audit_log: 512 });
+    expect(r.calls.map((c) => c.kind)).toEqual(['orders', 'branches', 'deliveries', 'audit', 'orders', 'branches', 'deliveries', 'audit', 'orders', 'deliveries']);
+    expect(r.calls.filter((c) => c.kind === 'audit').map((c) => c.params)).toEqual([
+      [30, 500],
+      [30, 500],
+    ]);
     expect(r.calls.filter((c) => c.kind === 'orders').map((c) => c.params.slice(0, 3))).toEqual([
       [30, '-infinity', '00000000-0000-0000-0000-000000000000'],
       [30, 't1', 'id1'],

@@ -88,4 +88,15 @@ export const RETENTION_SQL = {
       WHERE webhook_name = ANY (ARRAY(SELECT DISTINCT webhook_name FROM doomed)) AND id = ANY (ARRAY(SELECT id FROM doomed))
         AND status = ANY ($1::text[]) AND created_at < now() - make_interval(days => $2::int)`,
   ),
+
+  /**
+   * Up to $2 audit entries older than the cutoff ($1 days): of the $2 oldest by id (the log only
+   * grows, so its ids follow its times), those written before the cutoff. A run stops at the first
+   * batch with fewer: what follows is newer. Who did what is kept as long as everything else.
+   */
+  audit: statement(
+    'retention_audit',
+    `DELETE FROM audit_log
+      WHERE id = ANY (ARRAY(SELECT o.id FROM (SELECT id, at FROM audit_log ORDER BY id LIMIT $2) o WHERE o.at < now() - make_interval(days => $1::int)))`,
+  ),
 } as const;

@@ -33,7 +33,7 @@ export interface OrdersBatch {
  * Deletes what is older than RETENTION_DAYS by the database's clock, in small batches, one process
  * at a time: finished orders (with their timeline and barrier rows; their Idempotency-Key goes
  * with the row, so a replay after that makes a new order), outside coordinators' finished branches
- * (barrier rows, reservations and the branch row) and finished webhook deliveries. Never an order that holds
+ * (barrier rows, reservations and the branch row), finished webhook deliveries and audit entries. Never an order that holds
  * stock, one whose refund is still open or one needing attention, never a branch still reserved.
  * RETENTION_DAYS=0 keeps everything: the job is not even registered.
  */
@@ -58,12 +58,12 @@ export class Retention implements OnApplicationBootstrap {
   }
 
   /**
-   * One run (the caller holds the retention lock): the three kinds take turns, a batch each, until
+   * One run (the caller holds the retention lock): the four kinds take turns, a batch each, until
    * each is done, the budget is spent or the process stops. Logs one line with what it deleted.
    */
   async run(days: number): Promise<RetentionCounts> {
     const started = Date.now();
-    const counts: RetentionCounts = { orders: 0, order_events: 0, barrier_rows: 0, reservations: 0, branches: 0, webhook_deliveries: 0 };
+    const counts: RetentionCounts = { orders: 0, order_events: 0, barrier_rows: 0, reservations: 0, branches: 0, webhook_deliveries: 0, audit_log: 0 };
     let cursor = START;
     const passes: (() => Promise<boolean>)[] = [
       async () => {
@@ -81,6 +81,11 @@ export class Retention implements OnApplicationBootstrap {
       async () => {
         const n = await this.db.sql.exec(RETENTION_SQL.deliveries, [FINISHED_DELIVERIES, days, BATCH]);
         this.add(counts, { webhook_deliveries: n });
+        return n >= BATCH;
+      },
+      async () => {
+        const n = await this.db.sql.exec(RETENTION_SQL.audit, [days, BATCH]);
+        this.add(counts, { audit_log: n });
         return n >= BATCH;
       },
     ];

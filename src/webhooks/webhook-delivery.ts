@@ -64,6 +64,8 @@ export class WebhookDelivery implements OnApplicationShutdown {
       PENDING,
       FAILED,
       result.error,
+      result.status ?? null,
+      result.body || null,
     ]);
     if (!after) return 'stale';
     const outcome = after.status === FAILED ? 'failed' : 'retried';

@@ -60,7 +60,8 @@ describe('WebhookSender', () => {
   ])('%i is a failed attempt: %s', async (status, error) => {
     const before = seen.length;
     handler = (_req, res) => res.writeHead(status, status === 302 ? { location: `${url}-elsewhere` } : {}).end('nope');
-    await expect(sender.send(url, SECRET, { id: randomUUID(), body: '{}' })).resolves.toEqual({ ok: false, error });
+    // What the receiver answered is kept for the operator: its status and the start of its body.
+    await expect(sender.send(url, SECRET, { id: randomUUID(), body: '{}' })).resolves.toEqual({ ok: false, error, status, body: 'nope' });
     expect(seen.length).toBe(before + 1);
   });
 

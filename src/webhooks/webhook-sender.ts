@@ -6,7 +6,14 @@ export const DELIVERY_TIMEOUT_MS = 5000;
 /** Whatever a receiver answers is read and dropped, up to this much. */
 const DRAIN_LIMIT = 64 * 1024;
 
-export type SendResult = { ok: true; status: number } | { ok: false; error: string };
+/** How much of a failed attempt's answer is kept for the operator (characters). */
+export const RESPONSE_KEPT = 200;
+
+/**
+ * A failed attempt says what happened (`error`) and, when the receiver answered, its HTTP status
+ * and the start of its body, for the operator to see why it fails.
+ */
+export type SendResult = { ok: true; status: number } | { ok: false; error: string; status?: number; body?: string };
 
 export interface Message {
   /** The webhook-id: the same on every attempt. */
@@ -37,6 +44,30 @@ function reasonOf(err: unknown, timeoutMs: number): string {
   return `request failed: ${String(e?.message ?? err).slice(0, 200)}`;
 }
 
+/** Control, zero-width and direction-changing characters: a body shown to an operator shows none. */
+const HIDDEN = /[\p{Cc}\p{Cf}\u2028\u2029]+/gu;
+
+/**
+ * The first RESPONSE_KEPT characters of an answer's body, as plain text on one line; the rest is
+ * not read (the connection closes instead of draining a large body).
+ */
+async function startOf(body: AsyncIterable<Buffer> & { destroy(): unknown }): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= RESPONSE_KEPT * 4) break; // enough bytes for RESPONSE_KEPT characters of UTF-8
+    }
+  } catch {
+    // the receiver hung up mid-body: keep what came
+  }
+  body.destroy();
+  const text = Buffer.concat(chunks).toString('utf8').replace(HIDDEN, ' ').replace(/\s+/g, ' ').trim();
+  return Array.from(text).slice(0, RESPONSE_KEPT).join('');
+}
+
 /**
  * POSTs signed events. Redirects are not followed (a 3xx is a failed attempt): the operator gave
  * this URL, and a redirect must not carry a signed event somewhere else.
@@ -56,10 +87,14 @@ export class WebhookSender {
         dispatcher: this.agent,
         signal,
       });
-      await res.body.dump({ limit: DRAIN_LIMIT }).catch(() => undefined);
-      if (res.statusCode >= 200 && res.statusCode < 300) return { ok: true, status: res.statusCode };
-      if (res.statusCode >= 300 && res.statusCode < 400) return { ok: false, error: `HTTP ${res.statusCode} (redirects are not followed)` };
-      return { ok: false, error: `HTTP ${res.statusCode}` };
+      const status = res.statusCode;
+      if (status >= 200 && status < 300) {
+        await res.body.dump({ limit: DRAIN_LIMIT }).catch(() => undefined);
+        return { ok: true, status };
+      }
+      const body = await startOf(res.body);
+      if (status >= 300 && status < 400) return { ok: false, error: `HTTP ${status} (redirects are not followed)`, status, body };
+      return { ok: false, error: `HTTP ${status}`, status, body };
     } catch (err) {
       return { ok: false, error: reasonOf(err, this.timeoutMs) };
     }

@@ -3,7 +3,7 @@ import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiErrors, ApiJson, ApiJsonBody, ref } from '../http/api-docs.js';
 import { NoBody } from '../http/schemas.js';
 import { BodyPipe, QueryPipe } from '../http/validation.js';
-import { DeliveriesQuery, DeliveryPage, DeliveryView, PutWebhookBody, WebhookList, WebhookView } from './webhooks.schemas.js';
+import { DeliveriesQuery, DeliveryPage, DeliveryView, PutWebhookBody, ResendFailedResult, WebhookList, WebhookOverview, WebhookView } from './webhooks.schemas.js';
 import { WebhooksService } from './webhooks.service.js';
 
 const WEBHOOK = ref('Webhook', WebhookView);
@@ -24,10 +24,10 @@ export class WebhooksController {
   }
 
   @Get()
-  @ApiOperation({ operationId: 'listWebhooks', summary: 'Every endpoint, by name (secrets never shown)' })
+  @ApiOperation({ operationId: 'listWebhooks', summary: 'Every endpoint, by name, with its deliveries of the last hour and its last failure (secrets never shown)' })
   @ApiJson(200, ref('WebhookList', WebhookList))
   @ApiErrors('UNAUTHORIZED')
-  async list(): Promise<{ data: WebhookView[] }> {
+  async list(): Promise<{ data: WebhookOverview[] }> {
     return { data: await this.webhooks.list() };
   }
 
@@ -47,6 +47,16 @@ export class WebhooksController {
   @ApiErrors('UNAUTHORIZED', 'VALIDATION_FAILED', 'NOT_FOUND')
   deliveries(@Param('name') name: string, @Query(new QueryPipe(DeliveriesQuery)) q: DeliveriesQuery): Promise<{ data: DeliveryView[]; nextCursor: string | null }> {
     return this.webhooks.deliveries(name, q);
+  }
+
+  @Post(':name/deliveries/retry-failed')
+  @HttpCode(202)
+  @ApiOperation({ operationId: 'resendFailedWebhookDeliveries', summary: 'Send every failed delivery of the endpoint again (same webhook-ids): each starts a fresh round of attempts, due now' })
+  @ApiJsonBody(NoBody, false)
+  @ApiJson(202, ref('ResendFailedResult', ResendFailedResult), 'Accepted: that many deliveries are pending again')
+  @ApiErrors('UNAUTHORIZED', 'FORBIDDEN', 'PAYLOAD_TOO_LARGE', 'MALFORMED_JSON', 'VALIDATION_FAILED', 'NOT_FOUND')
+  retryFailed(@Param('name') name: string, @Body(new BodyPipe(NoBody)) _body: NoBody): Promise<{ resent: number }> {
+    return this.webhooks.retryFailed(name);
   }
 
   @Post(':name/deliveries/:id/retry')

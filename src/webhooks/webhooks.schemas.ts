@@ -46,7 +46,31 @@ export type PutWebhookBody = Static<typeof PutWebhookBody>;
 
 export const WebhookView = Type.Object({ name: Type.String(), url: Type.String(), events: Type.Array(Type.String({ enum: [...WEBHOOK_EVENTS] })) });
 export type WebhookView = Static<typeof WebhookView>;
-export const WebhookList = Type.Object({ data: Type.Array(WebhookView) });
+
+/** The endpoint's most recent failed attempt, as recorded when it failed. */
+export const LastFailure = Type.Object({
+  at: Type.String({ format: 'date-time' }),
+  deliveryId: Type.String({ format: 'uuid' }),
+  error: Type.String({ description: 'what the attempt met: "HTTP 500", "no answer within 5000 ms", "request failed: ECONNREFUSED"' }),
+  httpStatus: Type.Union([Type.Integer(), Type.Null()], { description: "the receiver's HTTP status, when it answered" }),
+  body: Type.Union([Type.String(), Type.Null()], { description: "the first 200 characters of the receiver's answer, on one line" }),
+});
+
+/** GET /admin/webhooks: each endpoint with how its deliveries are going. */
+export const WebhookOverview = Type.Composite([
+  WebhookView,
+  Type.Object({
+    lastHour: Type.Object(
+      { delivered: Type.Integer(), failed: Type.Integer() },
+      { description: 'deliveries whose latest attempt was in the last hour: delivered, or failed (retried or not)' },
+    ),
+    failedDeliveries: Type.Integer({ description: 'deliveries failed now (every attempt used): what "Resend failed" sends again' }),
+    lastFailure: Type.Union([LastFailure, Type.Null()]),
+  }),
+]);
+export type WebhookOverview = Static<typeof WebhookOverview>;
+export const WebhookList = Type.Object({ data: Type.Array(WebhookOverview) });
+export const ResendFailedResult = Type.Object({ resent: Type.Integer({ description: 'failed deliveries now pending again, due now' }) });
 
 export const DeliveriesQuery = Type.Object(
   {
@@ -65,6 +89,8 @@ export const DeliveryView = Type.Object({
   status: Type.String({ enum: [...DELIVERY_STATUSES] }),
   attempts: Type.Integer({ description: 'attempts made in the current round (a retried failed or delivered delivery starts at 0)' }),
   lastError: Type.Union([Type.String(), Type.Null()], { description: 'what the most recent failed attempt met (kept after a later success)' }),
+  lastStatus: Type.Union([Type.Integer(), Type.Null()], { description: "that attempt's HTTP status, when the receiver answered" }),
+  lastResponse: Type.Union([Type.String(), Type.Null()], { description: "the first 200 characters of that answer's body" }),
   createdAt: Type.String({ format: 'date-time' }),
 });
 export type DeliveryView = Static<typeof DeliveryView>;

@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/errors.js';
-import { isPgTimestamp, SignedCursor } from '../common/signed-cursor.js';
-import { AppConfig } from '../config/app-config.js';
+import { CURSOR_KEY_PURPOSE, isPgTimestamp, SignedCursor } from '../common/signed-cursor.js';
+import { DeploymentKey } from '../database/deployment-key.js';
 import { Db } from '../database/db.js';
 import { isUuid } from '../common/uuid.js';
 import { NAME_PATTERN } from '../http/schemas.js';
 import { secretProblem } from './webhook-secret.js';
-import { DELIVERY_STATUSES, DeliveriesQuery, DeliveryStatus, DeliveryView, PutWebhookBody, WebhookView } from './webhooks.schemas.js';
+import { DELIVERY_STATUSES, DeliveriesQuery, DeliveryStatus, DeliveryView, PutWebhookBody, WebhookOverview, WebhookView } from './webhooks.schemas.js';
 import { WEBHOOKS_SQL } from './webhooks.sql.js';
 
 interface DeliveryRow {
@@ -16,6 +16,8 @@ interface DeliveryRow {
   status: string;
   attempts: number;
   last_error: string | null;
+  last_status: number | null;
+  last_response: string | null;
   created_at: string;
   created_at_key: string;
 }
@@ -23,6 +25,15 @@ interface DeliveryRow {
 /** Before every delivery: the keyset start of a first page. */
 const FIRST: [string, string] = ['-infinity', '00000000-0000-0000-0000-000000000000'];
 const PENDING: DeliveryStatus = 'pending';
+const FAILED: DeliveryStatus = 'failed';
+const DELIVERED: DeliveryStatus = 'delivered';
+
+interface OverviewRow extends WebhookView {
+  last_failure: WebhookOverview['lastFailure'];
+  failed_now: number;
+  delivered: number;
+  failed: number;
+}
 
 function view(r: DeliveryRow): DeliveryView {
   return {
@@ -32,6 +43,8 @@ function view(r: DeliveryRow): DeliveryView {
     status: r.status as DeliveryStatus,
     attempts: r.attempts,
     lastError: r.last_error,
+    lastStatus: r.last_status,
+    lastResponse: r.last_response,
     createdAt: r.created_at,
   };
 }
@@ -57,9 +70,9 @@ export class WebhooksService {
 
   constructor(
     private readonly db: Db,
-    config: AppConfig,
+    deploymentKey: DeploymentKey,
   ) {
-    this.cursor = new SignedCursor(config.env.ADMIN_TOKEN ?? '', 'webhook-deliveries');
+    this.cursor = new SignedCursor(deploymentKey.derive(CURSOR_KEY_PURPOSE), 'webhook-deliveries');
   }
 
   /** Create or replace. Pending deliveries go to the new URL, signed with the new secret. */
@@ -72,8 +85,23 @@ export class WebhooksService {
     return row!;
   }
 
-  async list(): Promise<WebhookView[]> {
-    return this.db.sql.rows<WebhookView>(WEBHOOKS_SQL.list);
+  /** Every endpoint with how its deliveries are going (never its secret). */
+  async list(): Promise<WebhookOverview[]> {
+    const rows = await this.db.read.rows<OverviewRow>(WEBHOOKS_SQL.overview, [FAILED, DELIVERED, PENDING]);
+    return rows.map((r) => ({
+      name: r.name,
+      url: r.url,
+      events: r.events,
+      lastHour: { delivered: r.delivered, failed: r.failed },
+      failedDeliveries: r.failed_now,
+      lastFailure: r.last_failure,
+    }));
+  }
+
+  /** "Resend failed": every failed delivery of the endpoint is sent again (same webhook-id), due now. */
+  async retryFailed(name: string): Promise<{ resent: number }> {
+    await this.mustExist(name);
+    return { resent: await this.db.sql.exec(WEBHOOKS_SQL.retryFailed, [name, FAILED, PENDING]) };
   }
 
   async remove(name: string): Promise<void> {
@@ -86,7 +114,7 @@ export class WebhooksService {
     const limit = q.limit ? Number(q.limit) : 100;
     const after = q.cursor ? this.cursor.decode(q.cursor, 2, ([at, id]) => isPgTimestamp(at) && isUuid(id)) : FIRST;
     const statuses = q.status ? [q.status] : [...DELIVERY_STATUSES];
-    const rows = await this.db.sql.rows<DeliveryRow>(WEBHOOKS_SQL.deliveries, [name, statuses, after[0], after[1], limit + 1]);
+    const rows = await this.db.read.rows<DeliveryRow>(WEBHOOKS_SQL.deliveries, [name, statuses, after[0], after[1], limit + 1]);
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return { data: page.map(view), nextCursor: rows.length > limit && last ? this.cursor.encode([last.created_at_key, last.id]) : null };

@@ -1,6 +1,7 @@
 import { statement } from '../database/db.js';
 
-const DELIVERY_COLUMNS = `d.id, d.type, d.order_id, d.status, d.attempts, d.last_error, tcc_iso(d.created_at) AS created_at, d.created_at::text AS created_at_key`;
+const DELIVERY_COLUMNS = `d.id, d.type, d.order_id, d.status, d.attempts, d.last_error, d.last_status, d.last_response,
+  tcc_iso(d.created_at) AS created_at, d.created_at::text AS created_at_key`;
 
 /**
  * The webhook registry and its outbox (webhook_deliveries, written by tcc_emit in the transaction
@@ -15,6 +16,33 @@ export const WEBHOOKS_SQL = {
   ),
   /** Never the secret. */
   list: statement('webhooks_list', `SELECT name, url, events FROM webhooks ORDER BY name COLLATE "C"`),
+
+  /**
+   * Each endpoint at a glance ($1 failed, $2 delivered, $3 pending): its deliveries whose latest
+   * attempt was in the last hour (webhook_deliveries_recent) — delivered, or failed (a pending one
+   * with attempts made failed its latest) — how many are failed now (what "Resend failed" sends
+   * again), and its most recent failure as recorded by attemptFailed.
+   */
+  overview: statement(
+    'webhooks_overview',
+    `SELECT w.name, w.url, w.events, w.last_failure,
+            (SELECT count(*) FROM webhook_deliveries d WHERE d.webhook_name = w.name AND d.status = $1)::int AS failed_now,
+            h.delivered, h.failed
+       FROM webhooks w
+       CROSS JOIN LATERAL (
+         SELECT count(*) FILTER (WHERE d.status = $2)::int AS delivered,
+                count(*) FILTER (WHERE d.status = $1 OR (d.status = $3 AND d.attempts > 0))::int AS failed
+           FROM webhook_deliveries d
+          WHERE d.webhook_name = w.name AND d.updated_at > now() - interval '1 hour') h
+      ORDER BY w.name COLLATE "C"`,
+  ),
+
+  /** "Resend failed": every failed delivery ($2) of an endpoint starts a fresh round, due now ($3 pending). */
+  retryFailed: statement(
+    'webhooks_retry_failed',
+    `UPDATE webhook_deliveries SET attempts = 0, status = $3, next_attempt_at = now(), updated_at = now()
+      WHERE webhook_name = $1 AND status = $2`,
+  ),
   exists: statement('webhooks_exists', `SELECT 1 AS found FROM webhooks WHERE name = $1`),
   /** Its deliveries go with it (ON DELETE CASCADE). */
   remove: statement('webhooks_remove', `DELETE FROM webhooks WHERE name = $1`),
@@ -85,15 +113,21 @@ export const WEBHOOKS_SQL = {
 
   /**
    * A failed attempt: due again in $5 ms, or — when it was the last one allowed ($4 attempts in all)
-   * — failed ($7) for an operator to see; $6 pending.
+   * — failed ($7) for an operator to see; $6 pending. It keeps what the receiver answered ($9 HTTP
+   * status, $10 the start of the body) on the delivery and, as the endpoint's last failure, on it.
    */
   attemptFailed: statement(
     'webhooks_attempt_failed',
-    `UPDATE webhook_deliveries
-        SET attempts = attempts + 1, last_error = $8, updated_at = now(),
-            status = CASE WHEN attempts + 1 >= $4 THEN $7 ELSE status END,
-            next_attempt_at = CASE WHEN attempts + 1 >= $4 THEN NULL ELSE now() + make_interval(secs => $5::float8 / 1000) END
-      WHERE webhook_name = $1 AND id = $2 AND attempts = $3 AND status = $6
-      RETURNING status`,
+    `WITH d AS (
+       UPDATE webhook_deliveries
+          SET attempts = attempts + 1, last_error = $8, last_status = $9, last_response = $10, updated_at = now(),
+              status = CASE WHEN attempts + 1 >= $4 THEN $7 ELSE status END,
+              next_attempt_at = CASE WHEN attempts + 1 >= $4 THEN NULL ELSE now() + make_interval(secs => $5::float8 / 1000) END
+        WHERE webhook_name = $1 AND id = $2 AND attempts = $3 AND status = $6
+        RETURNING webhook_name, id, status),
+     w AS (
+       UPDATE webhooks SET last_failure = jsonb_build_object('at', tcc_iso(now()), 'deliveryId', d.id, 'error', $8::text, 'httpStatus', $9::int, 'body', $10::text)
+         FROM d WHERE webhooks.name = d.webhook_name)
+     SELECT status FROM d`,
   ),
 } as const;

@@ -28,6 +28,8 @@ export function databaseUrl(name: string): string {
  * test file then clones it, so files never see each other's orders.
  */
 export default async function globalSetup(): Promise<void> {
+  // Once per run, however many of the projects that share it (medium, e2e, e2e-in-band) run.
+  if (process.env.TCC_TEST_TEMPLATE_READY === TEMPLATE_DB) return;
   if (!existsSync('dist/main.js')) throw new Error('dist/ is missing: run `npm test` (it builds first) or `npm run build`');
   const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
   await admin.connect();
@@ -48,4 +50,5 @@ export default async function globalSetup(): Promise<void> {
   } finally {
     redis.disconnect();
   }
+  process.env.TCC_TEST_TEMPLATE_READY = TEMPLATE_DB;
 }

@@ -1,3 +1,5 @@
+import { randomInt } from 'node:crypto';
+import { Agent, fetch as fetchVia } from 'undici';
 import { ADMIN_TOKEN } from './env.js';
 
 export interface Answer<T = any> {
@@ -6,8 +8,42 @@ export interface Answer<T = any> {
   headers: Headers;
 }
 
-/** A tiny client over fetch: the tests speak HTTP to the real process, nothing in between. */
-export function client(base: string) {
+/**
+ * A loopback address of its own (127.x.y.z, never 127.0.0.1): a client connecting from it is
+ * another client address to the service (the rate limit, the credential throttle), so a test that
+ * presents wrong credentials on purpose throttles nobody else.
+ */
+export function loopbackAddress(): string {
+  return `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
+}
+
+type Init = { method: string; headers: Record<string, string>; body?: string };
+
+/** fetch from a local address of its own (one connection, closed after the answer). */
+export async function fetchFromAddress(url: string, init: Init, address = loopbackAddress()): Promise<Response> {
+  const dispatcher = new Agent({ localAddress: address });
+  try {
+    const res = await fetchVia(url, { ...init, dispatcher });
+    const text = await res.text(); // read before the agent closes
+    const empty = [101, 204, 205, 304].includes(res.status);
+    return new Response(empty ? null : text, { status: res.status, headers: [...(res.headers as unknown as Iterable<[string, string]>)] });
+  } finally {
+    void dispatcher.close();
+  }
+}
+
+/**
+ * A tiny client over fetch: the tests speak HTTP to the real process, nothing in between. `from`:
+ * the local address its connections come from (loopbackAddress), or `anywhere`: each request from
+ * an address of its own — for requests that present wrong credentials on purpose, so the credential
+ * throttle (5 wrong ones per address) never stands in the way of what a test looks at.
+ */
+export function client(base: string, opts: { from?: string | 'anywhere' } = {}) {
+  const dispatcher = opts.from && opts.from !== 'anywhere' ? new Agent({ localAddress: opts.from }) : undefined;
+  const fetchFrom = (url: string, init: Init): Promise<Response> => {
+    if (opts.from === 'anywhere') return fetchFromAddress(url, init);
+    return dispatcher ? (fetchVia(url, { ...init, dispatcher }) as unknown as Promise<Response>) : fetch(url, init);
+  };
   async function send<T = any>(method: string, path: string, opts: { body?: unknown; raw?: string; headers?: Record<string, string>; admin?: boolean } = {}): Promise<Answer<T>> {
     const headers: Record<string, string> = { ...(opts.headers ?? {}) };
     if (opts.admin) headers.authorization = `Bearer ${ADMIN_TOKEN}`;
@@ -17,7 +53,7 @@ export function client(base: string) {
       headers['content-type'] ??= 'application/json';
     }
     if (opts.raw !== undefined) headers['content-type'] ??= 'application/json';
-    const res = await fetch(`${base}${path}`, { method, headers, body });
+    const res = await fetchFrom(`${base}${path}`, { method, headers, body });
     const text = await res.text();
     let parsed: unknown = text;
     try {
@@ -40,6 +76,21 @@ export function client(base: string) {
 }
 
 export type Client = ReturnType<typeof client>;
+
+/**
+ * Sends `call` again while it answers 503 SERVICE_UNAVAILABLE (the database busy: a lock waited
+ * past lock_timeout on a loaded machine), after its Retry-After, as the contract asks a client to —
+ * at most `attempts` times. Such a 503 changed nothing, so the same request (same Idempotency-Key)
+ * may go again. `onBusy` counts the retries for the spec's report.
+ */
+export async function resendWhileBusy<T = any>(call: () => Promise<Answer<T>>, onBusy: () => void = () => {}, attempts = 5): Promise<Answer<T>> {
+  for (let attempt = 1; ; attempt++) {
+    const res = await call();
+    if (res.status !== 503 || (res.body as { code?: string } | null)?.code !== 'SERVICE_UNAVAILABLE' || attempt === attempts) return res;
+    onBusy();
+    await new Promise((r) => setTimeout(r, 1000 * Number(res.headers.get('retry-after') ?? 1)));
+  }
+}
 
 export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 15_000, everyMs = 100): Promise<T> {
   const deadline = Date.now() + timeoutMs;

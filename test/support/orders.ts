@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { XACT_LOCK_SPACES } from '../../src/database/session-lock.js';
 import type { Client } from './http.js';
 import { waitFor } from './http.js';
 
@@ -29,14 +30,14 @@ export async function waitForStatus(api: Client, id: string, statuses: string[],
 
 /**
  * Holds an Idempotency-Key the way tcc_try_batch does while its batch runs: an open transaction
- * holding the key's advisory lock (namespace 7701, as in the engine). `end` commits or rolls back
+ * holding the key's advisory lock (XACT_LOCK_SPACES.idempotencyKey, as the engine takes it). `end` commits or rolls back
  * that transaction and closes the connection.
  */
 export async function holdKey(dbUrl: string, key: string): Promise<{ end(how: 'COMMIT' | 'ROLLBACK'): Promise<void> }> {
   const holder = new pg.Client({ connectionString: dbUrl });
   await holder.connect();
   await holder.query('BEGIN');
-  await holder.query(`SELECT pg_advisory_xact_lock(7701, hashtext($1))`, [key]);
+  await holder.query(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, [XACT_LOCK_SPACES.idempotencyKey.space, key]);
   return {
     end: async (how) => {
       try {

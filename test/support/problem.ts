@@ -3,7 +3,7 @@ import type { Answer } from './http.js';
 
 /** Every contract code (API.md, "Errors"), plus INTERNAL for the defects a 500 reports. */
 export const CONTRACT_CODES = [
-  'UNAUTHORIZED', 'FORBIDDEN', 'RATE_LIMITED', 'PAYLOAD_TOO_LARGE', 'REQUEST_TIMEOUT', 'MALFORMED_JSON', 'VALIDATION_FAILED', 'NOT_FOUND',
+  'UNAUTHORIZED', 'FORBIDDEN', 'RATE_LIMITED', 'PAYLOAD_TOO_LARGE', 'REQUEST_TIMEOUT', 'MALFORMED_JSON', 'VALIDATION_FAILED', 'NOT_FOUND', 'OPERATOR_EXISTS',
   'IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_IN_PROGRESS', 'HOLD_LIMIT_REACHED', 'UNKNOWN_SKU', 'UNKNOWN_LOCATION', 'CURRENCY_MISMATCH',
   'INSUFFICIENT_STOCK', 'ORDER_CANCELED', 'ORDER_CONFIRMED', 'TRANSACTION_CANCELED', 'TRANSACTION_CONFIRMED',
   'NO_RESERVATION', 'EXTENSION_LIMIT_REACHED', 'STOCK_BELOW_RESERVED', 'STOCK_CHANGED', 'SERVICE_UNAVAILABLE',
@@ -21,7 +21,8 @@ export function expectValidation(res: Answer, field?: RegExp): void {
   expectProblem(res, 400, 'VALIDATION_FAILED');
   expect(Array.isArray(res.body.errors)).toBe(true);
   expect(res.body.errors.length).toBeGreaterThan(0);
-  for (const e of res.body.errors) expect(e).toEqual({ field: expect.any(String), message: expect.any(String) });
+  // `line`: a CSV import's row, its line in the file.
+  for (const e of res.body.errors) expect(e).toEqual({ field: expect.any(String), message: expect.any(String), ...('line' in e ? { line: expect.any(Number) } : {}) });
   if (field) expect(res.body.errors.map((e: { field: string }) => e.field)).toContainEqual(expect.stringMatching(field));
 }
 

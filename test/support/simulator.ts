@@ -8,7 +8,19 @@ export type { Faults, SimMode, LedgerSnapshot };
 export interface ChargeSummary {
   succeeded: number;
   declined: number;
-  /** Sum over succeeded payments of amountMinor - refundedMinor. */
+  /** Sum over succeeded payments of what was captured (amountMinor, or capturedMinor of an authorization) - refundedMinor. */
+  netCapturedMinor: number;
+}
+
+/** What the gateway holds of an order's authorizations: the money invariant's terms (API.md, "Payment held at Try"). */
+export interface HoldSummary {
+  /** Authorizations made (capture: false), declined ones aside. */
+  authorizations: number;
+  /** Authorizations still open: money held. */
+  open: number;
+  /** Captured payments (charges or captured authorizations). */
+  captures: number;
+  /** What was captured less what was refunded. */
   netCapturedMinor: number;
 }
 
@@ -16,10 +28,12 @@ export interface SimulatorHandle {
   /** Base URL without trailing slash, e.g. http://127.0.0.1:54321 */
   url: string;
   setFaults(faults: Partial<Faults>): Promise<void>;
-  script(modes: SimMode[]): Promise<void>;
+  /** Replaces a script: new payments' (the default), captures' or voids'. */
+  script(modes: SimMode[], kind?: 'script' | 'captureScript' | 'voidScript'): Promise<void>;
   reset(): Promise<void>;
   ledger(): Promise<LedgerSnapshot>;
   chargesFor(reference: string): Promise<ChargeSummary>;
+  holdsFor(reference: string): Promise<HoldSummary>;
   close(): Promise<void>;
 }
 
@@ -49,7 +63,7 @@ export async function startSimulator(faults: Partial<Faults> = {}): Promise<Simu
   return {
     url,
     setFaults: async (f) => void (await call('PUT', '/__control/faults', f)),
-    script: async (modes) => void (await call('POST', '/__control/script', { script: modes })),
+    script: async (modes, kind = 'script') => void (await call('POST', '/__control/script', { [kind]: modes })),
     reset: async () => void (await call('POST', '/__control/reset')),
     ledger,
     async chargesFor(reference) {
@@ -58,7 +72,17 @@ export async function startSimulator(faults: Partial<Faults> = {}): Promise<Simu
       return {
         succeeded: succeeded.length,
         declined: payments.length - succeeded.length,
-        netCapturedMinor: succeeded.reduce((sum, p) => sum + p.amountMinor - p.refundedMinor, 0),
+        netCapturedMinor: succeeded.reduce((sum, p) => sum + (p.capturedMinor ?? p.amountMinor) - p.refundedMinor, 0),
+      };
+    },
+    async holdsFor(reference) {
+      const payments = (await ledger()).payments.filter((p) => p.reference === reference);
+      const succeeded = payments.filter((p) => p.status === 'succeeded');
+      return {
+        authorizations: payments.filter((p) => p.authorizationExpiresAt !== undefined && p.status !== 'declined').length,
+        open: payments.filter((p) => p.status === 'authorized').length,
+        captures: succeeded.length,
+        netCapturedMinor: succeeded.reduce((sum, p) => sum + (p.capturedMinor ?? p.amountMinor) - p.refundedMinor, 0),
       };
     },
     close: () => sim.close(),

@@ -1,10 +1,14 @@
-import { api, ApiError, Session, setSession, whenSessionLost } from './api.js';
+import { api, ApiError, can, Session, setSession, whenSessionLost } from './api.js';
 import { h, show } from './dom.js';
 import { leaveView } from './lifecycle.js';
 import { createNav } from './nav.js';
+import { apiKeysView } from './views/api-keys.js';
+import { auditView } from './views/audit.js';
+import { importView } from './views/import.js';
 import { inventoryView } from './views/inventory.js';
 import { locationsView } from './views/locations.js';
-import { notFoundView } from './views/not-found.js';
+import { notAllowedView, notFoundView } from './views/not-found.js';
+import { operatorsView } from './views/operators.js';
 import { orderView } from './views/order.js';
 import { ordersView } from './views/orders.js';
 import { signInView } from './views/sign-in.js';
@@ -13,15 +17,29 @@ import { webhooksView } from './views/webhooks.js';
 
 /**
  * The operator console: one page that routes in the browser (/console, /console/orders/{id},
- * /console/inventory, /console/inventory/{sku}, /console/locations, /console/webhooks) over the
- * admin API, signed in by an HttpOnly session cookie.
+ * /console/inventory, /console/inventory/{sku}, /console/locations, /console/webhooks, and for
+ * admins /console/api-keys, /console/operators, /console/audit) over the admin API, signed in by an
+ * HttpOnly session cookie. It offers only what the session's scopes allow.
  */
 const root = document.getElementById('app')!;
 let signedIn = false;
 let operator: string | null = null;
+let role: string | null = null;
 const nav = createNav(render);
 
-type Route = { view: 'orders' } | { view: 'order'; id: string } | { view: 'inventory' } | { view: 'sku'; sku: string } | { view: 'locations' } | { view: 'webhooks' } | { view: 'not-found' };
+type Page = 'orders' | 'inventory' | 'import' | 'locations' | 'webhooks' | 'api-keys' | 'operators' | 'audit' | 'not-found';
+type Route = { view: Page } | { view: 'order'; id: string } | { view: 'sku'; sku: string };
+
+/** The console's own pages by path, and the scope each needs to open at all. */
+const PAGES: Record<string, { view: Page; scope?: string; title?: string }> = {
+  '/console/inventory': { view: 'inventory' },
+  '/console/inventory/import': { view: 'import', scope: 'inventory:write', title: 'Import' },
+  '/console/locations': { view: 'locations' },
+  '/console/webhooks': { view: 'webhooks', scope: 'webhooks', title: 'Webhooks' },
+  '/console/api-keys': { view: 'api-keys', scope: 'admin', title: 'API keys' },
+  '/console/operators': { view: 'operators', scope: 'admin', title: 'Operators' },
+  '/console/audit': { view: 'audit', scope: 'admin', title: 'Audit' },
+};
 
 function route(): Route {
   const path = location.pathname.replace(/\/+$/, '');
@@ -35,7 +53,7 @@ function route(): Route {
     }
     return { view: 'order', id };
   }
-  if (path === '/console/inventory') return { view: 'inventory' };
+  if (PAGES[path]) return { view: PAGES[path].view };
   const sku = /^\/console\/inventory\/([^/]+)$/.exec(path);
   if (sku) {
     try {
@@ -44,8 +62,6 @@ function route(): Route {
       return { view: 'sku', sku: sku[1] }; // a broken escape: not a SKU, and the page says so
     }
   }
-  if (path === '/console/locations') return { view: 'locations' };
-  if (path === '/console/webhooks') return { view: 'webhooks' };
   if (path === '/console' || path === '') return { view: 'orders' };
   return { view: 'not-found' };
 }
@@ -55,7 +71,8 @@ function render(): void {
   leaveView();
   const r = route();
   const main = h('main', { id: 'main', tabindex: '-1' });
-  const item = (href: string, label: string, active: boolean) => {
+  const item = (href: string, label: string, active: boolean, scope?: string) => {
+    if (scope && !can(scope)) return null;
     const a = nav.link(href, label);
     if (active) a.setAttribute('aria-current', 'page');
     return h('li', null, a);
@@ -74,23 +91,38 @@ function render(): void {
           'ul',
           null,
           item('/console', 'Orders', r.view === 'orders' || r.view === 'order'),
-          item('/console/inventory', 'Inventory', r.view === 'inventory' || r.view === 'sku'),
+          item('/console/inventory', 'Inventory', r.view === 'inventory' || r.view === 'sku' || r.view === 'import'),
           item('/console/locations', 'Locations', r.view === 'locations'),
-          item('/console/webhooks', 'Webhooks', r.view === 'webhooks'),
-          h('li', null, h('a', { href: '/admin/queues' }, 'Queue dashboard')),
+          item('/console/webhooks', 'Webhooks', r.view === 'webhooks', 'webhooks'),
+          item('/console/api-keys', 'API keys', r.view === 'api-keys', 'admin'),
+          item('/console/operators', 'Operators', r.view === 'operators', 'admin'),
+          item('/console/audit', 'Audit', r.view === 'audit', 'admin'),
+          can('admin') ? h('li', null, h('a', { href: '/admin/queues' }, 'Queue dashboard')) : null,
         ),
       ),
-      h('span', { class: 'who' }, operator ? `Signed in as ${operator}` : null, h('button', { type: 'button', class: 'link-button', onclick: () => void signOut() }, 'Sign out')),
+      h('span', { class: 'who' }, h('span', { class: 'who-name' }, who()), h('button', { type: 'button', class: 'link-button', onclick: () => void signOut() }, 'Sign out')),
     ),
     main,
   );
-  if (r.view === 'order') orderView(main, nav, r.id);
+  const page = Object.values(PAGES).find((p) => p.view === r.view);
+  if (page?.scope && !can(page.scope)) notAllowedView(main, nav, page.title ?? r.view, role);
+  else if (r.view === 'order') orderView(main, nav, r.id);
   else if (r.view === 'inventory') inventoryView(main, nav);
+  else if (r.view === 'import') importView(main, nav);
   else if (r.view === 'sku') skuView(main, nav, r.sku);
   else if (r.view === 'locations') locationsView(main);
   else if (r.view === 'webhooks') webhooksView(main, nav);
+  else if (r.view === 'api-keys') apiKeysView(main);
+  else if (r.view === 'operators') operatorsView(main);
+  else if (r.view === 'audit') auditView(main);
   else if (r.view === 'not-found') notFoundView(main, nav, 'There is no such page in the console.');
   else ordersView(main, nav);
+}
+
+/** Who is signed in, as the header says it: "Signed in as Ana Ops (operator)", or with the admin token. */
+function who(): string {
+  if (role) return `Signed in as ${operator ?? 'an operator'} (${role})`;
+  return operator ? `Signed in as ${operator} (admin token)` : 'Signed in with the admin token';
 }
 
 function signIn(notice?: string): void {
@@ -104,6 +136,7 @@ function signIn(notice?: string): void {
     }
     signedIn = true;
     operator = session.operator ?? null;
+    role = session.role ?? null;
     render();
   });
 }
@@ -133,6 +166,7 @@ async function start(): Promise<void> {
     const session = await api<Session>('GET', '/console/session');
     setSession(session);
     operator = session.operator ?? null;
+    role = session.role ?? null;
     signedIn = true;
     render();
   } catch (err) {

@@ -7,6 +7,8 @@ export type { OrderItem };
 /** Admin order JSON: the order JSON plus what operators need. */
 export interface AdminOrder extends OrderView {
   nextActionAt: string | null;
+  /** A CONFIRM_PENDING order: its last gateway outcome, in words among the rest. */
+  lastOutcome: { step: string; reason: string; httpStatus: number | null; text: string; at: string } | null;
   refundStatus: string | null;
   needsAttention: boolean;
 }
@@ -44,6 +46,10 @@ export interface WebhookEndpoint {
   name: string;
   url: string;
   events: string[];
+  /** Deliveries whose latest attempt was in the last hour. */
+  lastHour: { delivered: number; failed: number };
+  failedDeliveries: number;
+  lastFailure: { at: string; deliveryId: string; error: string; httpStatus: number | null; body: string | null } | null;
 }
 
 export interface WebhookDelivery {
@@ -53,6 +59,8 @@ export interface WebhookDelivery {
   status: string;
   attempts: number;
   lastError: string | null;
+  lastStatus: number | null;
+  lastResponse: string | null;
   createdAt: string;
 }
 
@@ -63,6 +71,8 @@ export interface Filters {
   customerId: string;
   sku: string;
   olderThanMinutes: string;
+  /** The start of an order id (Search with 8 characters or more). */
+  idPrefix: string;
   sort: 'oldest' | 'newest';
 }
 
@@ -74,9 +84,14 @@ export interface StockLocation {
   active: boolean;
 }
 
+/** A catalogue entry: a SKU and the locations where it is low. */
+export interface CatalogueItem extends Inventory {
+  lowAt: string[];
+}
+
 /** A page of the catalogue (GET /admin/inventory). */
 export interface InventoryPage {
-  data: Inventory[];
+  data: CatalogueItem[];
   nextCursor: string | null;
 }
 
@@ -97,5 +112,61 @@ export interface Movement {
 
 export interface MovementPage {
   data: Movement[];
+  nextCursor: string | null;
+}
+
+/** What a location holds now (GET /admin/locations/{id}/usage). */
+export interface LocationUsage {
+  locationId: string;
+  holdingOrders: number;
+  reservedBranches: number;
+  skusWithStock: number;
+  reservedUnits: number;
+}
+
+/** Who did something (API.md, "Who did it"). */
+export interface Principal {
+  type: 'root' | 'api_key' | 'operator' | 'system';
+  id: string | null;
+  name: string | null;
+}
+
+/** An API key as the admin API lists it (never the key itself). */
+export interface ApiKey {
+  id: string;
+  name: string;
+  scopes: string[];
+  prefix: string;
+  createdAt: string;
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+/** An operator (a person who signs in to the console). */
+export interface Operator {
+  id: string;
+  email: string;
+  name: string;
+  role: string;
+  createdAt: string;
+  disabledAt: string | null;
+  lastSignInAt: string | null;
+}
+
+/** One line of the audit log. */
+export interface AuditEntry {
+  id: string;
+  at: string;
+  principal: Principal | null;
+  action: string;
+  target: string | null;
+  outcome: number;
+  requestId: string | null;
+  address: string | null;
+}
+
+export interface Page<T> {
+  data: T[];
   nextCursor: string | null;
 }

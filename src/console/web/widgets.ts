@@ -1,4 +1,4 @@
-import { h, uid } from './dom.js';
+import { Attrs, Child, h, uid } from './dom.js';
 import { onLeave } from './lifecycle.js';
 
 /** Every auto-refresh ticks this often. */
@@ -43,13 +43,17 @@ export function autoRefresh(tick: () => Promise<void>): HTMLElement {
   return h('div', { class: 'field inline check auto-refresh' }, box, h('label', { for: id }, 'Auto-refresh'), h('span', { class: 'hint' }, 'every 10 s'));
 }
 
-/** A button that copies `text` (an id) to the clipboard, labelled for what it copies. */
-export function copyButton(text: string, what: string): HTMLButtonElement {
-  const button = h('button', { type: 'button', class: 'copy', 'aria-label': `Copy ${what}`, title: `Copy ${what}` }, 'Copy');
+/**
+ * A button that copies `text` (an id) to the clipboard, labelled for what it copies. `spelled`: it
+ * says "Copy <what>" in so many words (a secret shown once), with no separate accessible name.
+ */
+export function copyButton(text: string, what: string, spelled = false): HTMLButtonElement {
+  const label = spelled ? `Copy ${what}` : 'Copy';
+  const button = h('button', spelled ? { type: 'button', class: 'copy' } : { type: 'button', class: 'copy', 'aria-label': `Copy ${what}`, title: `Copy ${what}` }, label);
   button.addEventListener('click', () => {
     void copy(text).then((ok) => {
       button.textContent = ok ? 'Copied' : 'Select and copy';
-      setTimeout(() => (button.textContent = 'Copy'), 1500);
+      setTimeout(() => (button.textContent = label), 1500);
     });
   });
   return button;
@@ -69,4 +73,17 @@ async function copy(text: string): Promise<boolean> {
     area.remove();
     return ok;
   }
+}
+
+/**
+ * A table cell that names its column: on a phone, a table of class "cards" shows each row as a
+ * card of labelled lines (styles.css), so no column falls off the screen.
+ */
+export function cell(label: string, attrs: Attrs | null, ...children: Child[]): HTMLTableCellElement {
+  return h('td', { ...attrs, 'data-label': label }, ...children);
+}
+
+/** A box a wide table scrolls in: reached with Tab, scrolled with the arrow keys, named for a screen reader. */
+export function tableBox(label: string, table: HTMLTableElement): HTMLElement {
+  return h('div', { class: 'table-wrap', tabindex: 0, role: 'group', 'aria-label': label }, table);
 }

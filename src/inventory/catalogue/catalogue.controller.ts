@@ -4,7 +4,7 @@ import { ActorParam, type Actor } from '../../http/actor.js';
 import { ApiErrors, ApiJson, ApiJsonBody, ref } from '../../http/api-docs.js';
 import { QueryPipe } from '../../http/validation.js';
 import type { InventoryView } from '../inventory.types.js';
-import { CataloguePage, CatalogueQuery, ImportBody, ImportResult } from './catalogue.schemas.js';
+import { CataloguePage, CatalogueQuery, ImportBody, ImportQuery, ImportResult } from './catalogue.schemas.js';
 import { CatalogueService } from './catalogue.service.js';
 
 @ApiTags('inventory')
@@ -16,7 +16,7 @@ export class CatalogueController {
   @ApiOperation({ operationId: 'listInventory', summary: 'Every SKU as its inventory JSON, by sku; filters: low stock, a location, a SKU prefix' })
   @ApiJson(200, ref('CataloguePage', CataloguePage))
   @ApiErrors('UNAUTHORIZED', 'VALIDATION_FAILED')
-  list(@Query(new QueryPipe(CatalogueQuery)) q: CatalogueQuery): Promise<{ data: InventoryView[]; nextCursor: string | null }> {
+  list(@Query(new QueryPipe(CatalogueQuery)) q: CatalogueQuery): Promise<{ data: (InventoryView & { lowAt: string[] })[]; nextCursor: string | null }> {
     return this.catalogue.list(q);
   }
 
@@ -24,13 +24,13 @@ export class CatalogueController {
   @HttpCode(200)
   @ApiOperation({
     operationId: 'importInventory',
-    summary: 'Create and update SKUs and their stock in bulk (JSON or text/csv, up to 10,000 rows, bodies up to 1 MiB), all or nothing',
+    summary: 'Create and update SKUs and their stock in bulk (JSON or text/csv, up to 10,000 rows, bodies up to 1 MiB), all or nothing; ?dryRun=true answers the same counts and changes nothing',
   })
   @ApiConsumes('application/json', 'text/csv')
   @ApiJsonBody(ImportBody)
   @ApiJson(200, ref('ImportResult', ImportResult))
   @ApiErrors('UNAUTHORIZED', 'FORBIDDEN', 'PAYLOAD_TOO_LARGE', 'MALFORMED_JSON', 'VALIDATION_FAILED', 'STOCK_BELOW_RESERVED')
-  import(@Body() raw: unknown, @ActorParam() actor: Actor): Promise<{ created: number; updated: number }> {
-    return this.catalogue.import(raw, actor);
+  import(@Body() raw: unknown, @Query(new QueryPipe(ImportQuery)) q: ImportQuery, @ActorParam() actor: Actor): Promise<ImportResult> {
+    return this.catalogue.import(raw, actor, q.dryRun === 'true');
   }
 }

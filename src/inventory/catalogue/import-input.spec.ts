@@ -1,26 +1,38 @@
 import { CsvText } from '../../http/json-body.js';
-import { importColumnsOf, importRowsOf } from './import-input.js';
+import { importColumnsOf, importRowsOf, recordLines } from './import-input.js';
 
-const fields = (fn: () => unknown): string[] => {
+const errorsOf = (fn: () => unknown): { field: string; line?: number }[] => {
   try {
     fn();
   } catch (err) {
-    return ((err as { extra: { errors: { field: string }[] } }).extra.errors ?? []).map((e) => e.field);
+    return (err as { extra: { errors: { field: string; line?: number }[] } }).extra.errors ?? [];
   }
   throw new Error('expected VALIDATION_FAILED');
 };
+const fields = (fn: () => unknown): string[] => errorsOf(fn).map((e) => e.field);
 
 describe('importRowsOf', () => {
   it('reads JSON rows as they are', () => {
-    expect(importRowsOf({ items: [{ sku: 'A', onHand: 2 }] })).toEqual([{ sku: 'A', onHand: 2 }]);
+    expect(importRowsOf({ items: [{ sku: 'A', onHand: 2 }] })).toEqual({ rows: [{ sku: 'A', onHand: 2 }] });
   });
 
   it('reads CSV by its header: quoting, a BOM, CRLF, empty fields not given, integers as numbers', () => {
     const csv = '\uFEFFsku,name,priceMinor,onHand\r\nA,"a, ""big"" one",100,\r\nB,,,7\r\n';
-    expect(importRowsOf(new CsvText(csv))).toEqual([
-      { sku: 'A', name: 'a, "big" one', priceMinor: 100 },
-      { sku: 'B', onHand: 7 },
+    expect(importRowsOf(new CsvText(csv))).toEqual({
+      rows: [
+        { sku: 'A', name: 'a, "big" one', priceMinor: 100 },
+        { sku: 'B', onHand: 7 },
+      ],
+      lines: [2, 3],
+    });
+  });
+
+  it("names each CSV error's line in the file (the header is line 1)", () => {
+    expect(errorsOf(() => importRowsOf(new CsvText('sku,name,onHand\nA,,1\n\nB,"b\nc",many\n')))).toEqual([
+      { field: 'items[1].onHand', message: expect.any(String), line: 4 },
     ]);
+    expect(errorsOf(() => importRowsOf(new CsvText('sku,colour\nA,red\n')))).toEqual([{ field: 'colour', message: expect.any(String), line: 1 }]);
+    expect(errorsOf(() => importRowsOf({ items: [{ sku: 'A', onHand: -1 }] }))).toEqual([{ field: 'items[0].onHand', message: expect.any(String) }]);
   });
 
   it('names what is wrong: an unknown or repeated column, no sku column, a bad value by its row, broken CSV', () => {
@@ -37,6 +49,15 @@ describe('importRowsOf', () => {
   it('refuses more than 10,000 rows', () => {
     const csv = `sku\n${Array.from({ length: 10_001 }, (_, i) => `S${i}`).join('\n')}\n`;
     expect(fields(() => importRowsOf(new CsvText(csv)))).toEqual(['items']);
+  });
+});
+
+describe('recordLines', () => {
+  it('counts CRLF, LF and CR as one line each, inside quotes too; empty lines are no record', () => {
+    expect(recordLines('\uFEFFh\r\nA,"x\r\ny"\r\n\r\n\r\nB\r\nC,"q\r\n\r\nr"\r\nD')).toEqual([1, 2, 6, 7, 10]);
+    expect(recordLines('h\n\n\nA\nB\n\n')).toEqual([1, 4, 5]);
+    expect(recordLines('h\rA,"x\ry"\r\rB\r')).toEqual([1, 2, 5]);
+    expect(recordLines('h\nA,"say ""hi""\nthere",1\nB')).toEqual([1, 2, 4]);
   });
 });
 

@@ -3,6 +3,7 @@ import { AppError, FieldError } from '../../common/errors.js';
 import { CsvText, inspect } from '../../http/json-body.js';
 import { validateBody } from '../../http/validation.js';
 import { IMPORT_COLUMNS, ImportBody, ImportRow, MAX_IMPORT_ROWS } from './catalogue.schemas.js';
+import { DEFAULT_LOCATION } from '../locations/default-location.js';
 
 /** The columns of an import the database receives, one array per column, row i at index i. */
 export interface ImportColumns {
@@ -19,41 +20,64 @@ export interface ImportColumns {
 const NUMERIC = new Set<string>(['priceMinor', 'onHand', 'safetyStock', 'lowStockThreshold']);
 const SKU_FIELDS = ['name', 'priceMinor', 'currency', 'lowStockThreshold'] as const;
 
+/** An import's rows; for a CSV body also each row's line in the file (the header is line 1). */
+export interface ImportInput {
+  rows: ImportRow[];
+  lines?: number[];
+}
+
 /**
  * An import's rows, from either body the contract allows, checked like any body: JSON against
  * ImportBody; CSV (RFC 4180) by its header — `sku` required, a column not among ImportRow's fields
  * is VALIDATION_FAILED naming it — then each row as the JSON row it stands for (an empty field is a
- * value not given; numbers written as integers), so a failure names `items[i].field` either way.
+ * value not given; numbers written as integers), so a failure names `items[i].field` either way,
+ * and in a CSV also the row's `line`.
  */
-export function importRowsOf(raw: unknown): ImportRow[] {
-  if (!(raw instanceof CsvText)) return validateBody(ImportBody, raw).items;
-  const items = csvItems(raw.text);
-  const bad = inspect(items, 'items');
-  if (bad) throw AppError.validation([bad]);
-  return validateBody(ImportBody, { items }).items;
+export function importRowsOf(raw: unknown): ImportInput {
+  if (!(raw instanceof CsvText)) return { rows: validateBody(ImportBody, raw).items };
+  const { items, lines } = csvItems(raw.text);
+  try {
+    const bad = inspect(items, 'items');
+    if (bad) throw AppError.validation([bad]);
+    return { rows: validateBody(ImportBody, { items }).items, lines };
+  } catch (err) {
+    throw withLines(err, lines);
+  }
 }
 
-function csvItems(text: string): Record<string, unknown>[] {
+/** The errors that name a row (`items[i]…`) also name its line in the file. */
+export function withLines(err: unknown, lines: readonly number[] | undefined): unknown {
+  if (!lines || !(err instanceof AppError) || err.code !== 'VALIDATION_FAILED') return err;
+  return AppError.validation(
+    (err.extra.errors as FieldError[]).map((e) => {
+      const row = /^items\[(\d+)\]/.exec(e.field);
+      const line = row ? lines[Number(row[1])] : undefined;
+      return line === undefined ? e : { ...e, line };
+    }),
+  );
+}
+
+function csvItems(text: string): { items: Record<string, unknown>[]; lines: number[] } {
   let records: string[][];
   try {
     records = parse(text, { bom: true, skip_empty_lines: true, relax_column_count: false, to_line: MAX_IMPORT_ROWS + 2 }) as string[][];
   } catch (err) {
     const line = (err as { lines?: number }).lines;
-    throw AppError.validation([{ field: 'body', message: `not valid CSV${line ? ` (line ${line})` : ''}: ${(err as Error).message}` }]);
+    throw AppError.validation([{ field: 'body', message: `not valid CSV${line ? ` (line ${line})` : ''}: ${(err as Error).message}`, ...(line ? { line } : {}) }]);
   }
   const [header, ...rows] = records;
   if (!header) throw AppError.validation([{ field: 'body', message: 'a CSV import needs a header row naming its columns' }]);
   const errors: FieldError[] = [];
   const seen = new Set<string>();
   for (const column of header) {
-    if (!(IMPORT_COLUMNS as string[]).includes(column)) errors.push({ field: column, message: `is not an allowed column (allowed: ${IMPORT_COLUMNS.join(', ')})` });
-    else if (seen.has(column)) errors.push({ field: column, message: 'appears twice in the header' });
+    if (!(IMPORT_COLUMNS as string[]).includes(column)) errors.push({ field: column, message: `is not an allowed column (allowed: ${IMPORT_COLUMNS.join(', ')})`, line: 1 });
+    else if (seen.has(column)) errors.push({ field: column, message: 'appears twice in the header', line: 1 });
     seen.add(column);
   }
-  if (!seen.has('sku')) errors.push({ field: 'sku', message: 'is a required column' });
+  if (!seen.has('sku')) errors.push({ field: 'sku', message: 'is a required column', line: 1 });
   if (errors.length) throw AppError.validation(errors);
   if (rows.length > MAX_IMPORT_ROWS) throw AppError.validation([{ field: 'items', message: `items must hold 1-${MAX_IMPORT_ROWS} rows` }]);
-  return rows.map((row) => {
+  const items = rows.map((row) => {
     const item: Record<string, unknown> = {};
     header.forEach((column, i) => {
       const value = row[i];
@@ -62,6 +86,39 @@ function csvItems(text: string): Record<string, unknown>[] {
     });
     return item;
   });
+  return { items, lines: recordLines(text).slice(1) };
+}
+
+/**
+ * The line each record of a CSV text starts on (the first is line 1), for a text csv-parse has
+ * already read without error: line breaks (CRLF, LF or CR) are counted inside quoted fields too,
+ * empty lines are no record. csv-parse's own line count cannot serve: it counts a CRLF inside
+ * quotes as two lines.
+ */
+export function recordLines(text: string): number[] {
+  const starts: number[] = [];
+  let line = 1;
+  let quoted = false;
+  let atStart = true;
+  for (let i = text.charCodeAt(0) === 0xfeff ? 1 : 0; i < text.length; i++) {
+    const ch = text[i];
+    const lineBreak = ch === '\n' || ch === '\r';
+    if (lineBreak && ch === '\r' && text[i + 1] === '\n') i++;
+    if (atStart) {
+      if (lineBreak) {
+        line++;
+        continue;
+      }
+      starts.push(line);
+      atStart = false;
+    }
+    if (ch === '"') quoted = !quoted;
+    else if (lineBreak) {
+      line++;
+      atStart = !quoted;
+    }
+  }
+  return starts;
 }
 
 /**
@@ -74,7 +131,7 @@ export function importColumnsOf(rows: ImportRow[]): ImportColumns {
   const places = new Map<string, number>();
   const errors: FieldError[] = [];
   rows.forEach((row, i) => {
-    const locationId = row.locationId ?? 'default';
+    const locationId = row.locationId ?? DEFAULT_LOCATION;
     const place = `${row.sku}\u0000${locationId}`;
     const earlier = places.get(place);
     if (earlier !== undefined) errors.push({ field: `items[${i}].locationId`, message: `${row.sku} at ${locationId} is already items[${earlier}]` });
@@ -101,7 +158,7 @@ export function importColumnsOf(rows: ImportRow[]): ImportColumns {
     prices: merged.map((v) => v.priceMinor ?? null),
     currencies: merged.map((v) => v.currency ?? null),
     thresholds: merged.map((v) => v.lowStockThreshold ?? null),
-    locations: rows.map((r) => r.locationId ?? 'default'),
+    locations: rows.map((r) => r.locationId ?? DEFAULT_LOCATION),
     onHands: rows.map((r) => r.onHand ?? null),
     safetyStocks: rows.map((r) => r.safetyStock ?? null),
   };

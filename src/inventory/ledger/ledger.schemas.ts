@@ -1,6 +1,7 @@
 import { Static, Type } from '@sinclair/typebox';
-import { intText, LOCATION_ID_PATTERN } from '../../http/schemas.js';
+import { intText, LOCATION_ID_PATTERN, PrincipalView } from '../../http/schemas.js';
 import { InventoryView } from '../inventory.schemas.js';
+import { DEFAULT_LOCATION } from '../locations/default-location.js';
 
 export const MOVEMENT_KINDS = ['set', 'adjustment', 'sale', 'import', 'repair'] as const;
 export const ADJUSTMENT_REASONS = ['received', 'returned', 'damaged', 'lost', 'correction', 'cycle_count'] as const;
@@ -26,7 +27,7 @@ export type MovementsQuery = Static<typeof MovementsQuery>;
 /** POST /admin/inventory/{sku}/adjustments */
 export const AdjustmentBody = Type.Object(
   {
-    locationId: Type.Optional({ ...locationId, description: 'default "default"' }),
+    locationId: Type.Optional({ ...locationId, description: `default "${DEFAULT_LOCATION}"` }),
     delta: Type.Integer({
       minimum: -1_000_000_000,
       maximum: 1_000_000_000,
@@ -52,7 +53,8 @@ export const MovementView = Type.Object({
   reason: Type.Union([Type.String(), Type.Null()]),
   reference: Type.Union([Type.String(), Type.Null()]),
   actor: Type.String({ enum: ['admin', 'console', 'system'] }),
-  operator: Type.Union([Type.String(), Type.Null()], { description: "the console operator's name when given at sign-in" }),
+  operator: Type.Union([Type.String(), Type.Null()], { description: "the signed-in operator's name (for the root token at the console, the name given at sign-in)" }),
+  principal: PrincipalView,
 });
 export type MovementView = Static<typeof MovementView>;
 

@@ -1,14 +1,15 @@
-import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { AppError } from '../../common/errors.js';
-import { SignedCursor } from '../../common/signed-cursor.js';
-import { AppConfig } from '../../config/app-config.js';
-import { Db, Sql } from '../../database/db.js';
-import type { Actor } from '../../http/actor.js';
+import { requestHash } from '../../common/request-hash.js';
+import { CURSOR_KEY_PURPOSE, SignedCursor } from '../../common/signed-cursor.js';
+import { DeploymentKey } from '../../database/deployment-key.js';
+import { Db, Sql, unmappedOutcome } from '../../database/db.js';
+import { ledgerActor, type Actor } from '../../http/actor.js';
 import type { InventoryView } from '../inventory.types.js';
 import { STOCK_SQL } from '../stock.sql.js';
 import type { AdjustmentBody, MovementsQuery, MovementView } from './ledger.schemas.js';
 import { AdjustRow, LEDGER_SQL } from './ledger.sql.js';
+import { DEFAULT_LOCATION } from '../locations/default-location.js';
 
 const MOVEMENT_ID = /^[1-9]\d{0,17}$/;
 
@@ -23,16 +24,16 @@ export class LedgerService {
 
   constructor(
     private readonly db: Db,
-    config: AppConfig,
+    deploymentKey: DeploymentKey,
   ) {
-    this.cursors = new SignedCursor(config.env.ADMIN_TOKEN ?? '', 'inventory-movements');
+    this.cursors = new SignedCursor(deploymentKey.derive(CURSOR_KEY_PURPOSE), 'inventory-movements');
   }
 
   async movements(sku: string, q: MovementsQuery): Promise<{ data: MovementView[]; nextCursor: string | null }> {
     const limit = q.limit ? Number(q.limit) : 100;
     const before = q.cursor ? this.cursors.decode(q.cursor, 1, (v) => MOVEMENT_ID.test(v[0]))[0] : null;
-    if (!(await this.db.sql.one(LEDGER_SQL.skuExists, [sku]))) throw AppError.notFound(`SKU ${sku}`);
-    const rows = await this.db.sql.rows<{ id: string; body: string }>(LEDGER_SQL.movements, [sku, q.locationId ?? null, q.kind ?? null, before, limit + 1]);
+    if (!(await this.db.read.one(LEDGER_SQL.skuExists, [sku]))) throw AppError.notFound(`SKU ${sku}`);
+    const rows = await this.db.read.rows<{ id: string; body: string }>(LEDGER_SQL.movements, [sku, q.locationId ?? null, q.kind ?? null, before, limit + 1]);
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return { data: page.map((r) => JSON.parse(r.body) as MovementView), nextCursor: rows.length > limit && last ? this.cursors.encode([last.id]) : null };
@@ -44,12 +45,12 @@ export class LedgerService {
    * answers the first movement (and the inventory as it is now) and changes nothing more.
    */
   async adjust(sku: string, body: AdjustmentBody, key: string | undefined, actor: Actor): Promise<{ movement: MovementView; inventory: InventoryView }> {
-    const locationId = body.locationId ?? 'default';
+    const locationId = body.locationId ?? DEFAULT_LOCATION;
     // The request as the key is bound to it (keys are one namespace across SKUs, so the SKU is part
-    // of it): a missing locationId is the same request as "default".
-    const hash = createHash('sha256').update(JSON.stringify([sku, locationId, body.delta, body.reason, body.reference ?? null])).digest('hex');
+    // of it): a missing locationId is the same request as the default location.
+    const hash = requestHash([sku, locationId, body.delta, body.reason, body.reference ?? null]);
     return this.db.tx(async (sql) => {
-      const row = (await sql.one<AdjustRow>(LEDGER_SQL.adjust, [sku, locationId, body.delta, body.reason, body.reference ?? null, actor.kind, actor.operator, key ?? null, key ? hash : null]))!;
+      const row = (await sql.one<AdjustRow>(LEDGER_SQL.adjust, [sku, locationId, body.delta, body.reason, body.reference ?? null, ledgerActor(actor), actor.operator, key ?? null, key ? hash : null]))!;
       switch (row.r_outcome) {
         case 'created':
         case 'replayed':
@@ -66,6 +67,8 @@ export class LedgerService {
             locationId,
             reserved: row.r_reserved,
           });
+        default:
+          throw unmappedOutcome('tcc_stock_adjust', row.r_outcome);
       }
     });
   }

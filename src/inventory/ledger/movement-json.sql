@@ -6,5 +6,6 @@ LANGUAGE sql STABLE
 AS $fn$
   SELECT json_build_object(
     'id', m.id::text, 'at', tcc_iso(m.at), 'sku', m.sku, 'locationId', m.location_id, 'kind', m.kind, 'delta', m.delta,
-    'onHandAfter', m.on_hand_after, 'reason', m.reason, 'reference', m.reference, 'actor', m.actor, 'operator', m.operator)
+    'onHandAfter', m.on_hand_after, 'reason', m.reason, 'reference', m.reference, 'actor', m.actor, 'operator', m.operator,
+    'principal', json_build_object('type', coalesce(m.principal_type, 'system'), 'id', m.principal_id, 'name', m.principal_name))
 $fn$;

@@ -26,6 +26,6 @@ export class LocationsService {
   }
 
   async list(): Promise<LocationView[]> {
-    return this.db.sql.rows<LocationView>(SQL.list);
+    return this.db.read.rows<LocationView>(SQL.list);
   }
 }

@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { AppError } from '../../common/errors.js';
 import type { AppConfig } from '../../config/app-config.js';
 import type { Db, Sql, Statement } from '../../database/db.js';
+import type { DeploymentKey } from '../../database/deployment-key.js';
 import type { MetricsService } from '../../metrics/metrics.service.js';
 import type { BranchScheduler } from './branch-scheduler.js';
 import { PARTICIPANT_SQL } from './participant.sql.js';
@@ -113,7 +114,7 @@ function world(skus: Record<string, Sku>) {
     env: { PARTICIPANT_TTL_MS: 900_000, RESERVATION_MAX_TTL_MS: 3_600_000, ADMIN_TOKEN: 'participant-spec-token', ALLOCATION_STRATEGY: 'fewest-locations' },
   } as unknown as AppConfig;
   return {
-    participant: new ParticipantService(db, scheduler, metrics, config),
+    participant: new ParticipantService(db, scheduler, metrics, config, { derive: () => Buffer.alloc(32, 1) } as unknown as DeploymentKey),
     get state() {
       return state;
     },

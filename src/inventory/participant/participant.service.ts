@@ -1,8 +1,9 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { AppError } from '../../common/errors.js';
-import { isPgTimestamp, SignedCursor } from '../../common/signed-cursor.js';
+import { CURSOR_KEY_PURPOSE, isPgTimestamp, SignedCursor } from '../../common/signed-cursor.js';
 import { AppConfig } from '../../config/app-config.js';
-import { Db, Sql } from '../../database/db.js';
+import { DeploymentKey } from '../../database/deployment-key.js';
+import { Db, Sql, unmappedOutcome } from '../../database/db.js';
 import { requireDistinctSkus } from '../../http/schemas.js';
 import { MetricsService } from '../../metrics/metrics.service.js';
 import { BranchScheduler } from './branch-scheduler.js';
@@ -36,7 +37,6 @@ export const external = (transactionId: string) => `ext:${transactionId}`;
  */
 @Injectable()
 export class ParticipantService {
-  private readonly logger = new Logger(ParticipantService.name);
   private readonly cursor: SignedCursor;
 
   constructor(
@@ -44,8 +44,9 @@ export class ParticipantService {
     private readonly scheduler: BranchScheduler,
     private readonly metrics: MetricsService,
     private readonly config: AppConfig,
+    deploymentKey: DeploymentKey,
   ) {
-    this.cursor = new SignedCursor(config.env.ADMIN_TOKEN ?? '', 'participant-branches');
+    this.cursor = new SignedCursor(deploymentKey.derive(CURSOR_KEY_PURPOSE), 'participant-branches');
   }
 
   /**
@@ -61,7 +62,7 @@ export class ParticipantService {
     }
     const { status, expiresAt } = await this.db.tx((sql) => this.reserveIn(sql, external(transactionId), transactionId, lines, locationIds, ttl));
     if (expiresAt) {
-      await this.scheduler.timeoutDue(expiresAt).catch((err: unknown) => this.logger.warn({ err: (err as Error).message }, 'branch timeout not scheduled; the sweeper will find it'));
+      await this.scheduler.timeoutDue(expiresAt);
     }
     return status;
   }
@@ -143,6 +144,8 @@ export class ParticipantService {
           requested: row.r_requested,
           available: row.r_available,
         });
+      default:
+        throw unmappedOutcome('tcc_branch_reserve', row.r_outcome);
     }
   }
 

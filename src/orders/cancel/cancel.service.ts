@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { AppError } from '../../common/errors.js';
 import { isUuid } from '../../common/uuid.js';
 import { AppConfig } from '../../config/app-config.js';
@@ -14,7 +14,6 @@ import { REFUND, refundWatchMs } from '../state/refund-state.js';
  */
 @Injectable()
 export class CancelService {
-  private readonly logger = new Logger(CancelService.name);
   private readonly refundWatchMs: number;
 
   constructor(
@@ -22,7 +21,7 @@ export class CancelService {
     private readonly scheduler: OrderScheduler,
     config: AppConfig,
   ) {
-    this.refundWatchMs = refundWatchMs(config.env.PAYMENT_TIMEOUT_MS);
+    this.refundWatchMs = refundWatchMs(config.env);
   }
 
   async cancel(id: string, reason: string, opts: { data?: Record<string, unknown>; notes?: Note[] } = {}): Promise<MoveResult> {
@@ -31,9 +30,7 @@ export class CancelService {
     if (!r.found) throw AppError.notFound(`order ${id}`);
     if (r.status === 'CONFIRM_SUCCESS') throw new AppError('ORDER_CONFIRMED', `order ${id} is confirmed; it cannot be canceled`);
     if (r.won && r.refundStatus === REFUND.pending) {
-      await this.scheduler.refundOwed(r.id, r.refundNextAt).catch((err: unknown) =>
-        this.logger.warn({ orderId: id, err: (err as Error).message }, 'could not schedule the refund; the sweeper will pick the order up'),
-      );
+      await this.scheduler.refundOwed(r.id, r.refundNextAt);
     }
     return r;
   }

@@ -13,16 +13,20 @@ export const EXPIRY_SQL = {
   ),
 
   /**
-   * Extend: the new expiry is min(now + $2, created_at + $3 (RESERVATION_MAX_TTL_MS)), never
+   * Extend: the new expiry is min(now + $2, created_at + $3 (RESERVATION_MAX_TTL_MS), the
+   * authorization's expiry - $5 (AUTHORIZATION_MARGIN_MS) for a payment held at Try), never
    * earlier than today's, only while the order holds stock and has not expired. Answers the facts
    * the caller maps to the contract's codes, and the order as it now stands.
    */
   extend: statement(
     'orders_extend',
     `WITH cur AS (SELECT o.*, o.reservation_expires_at <= now() AS expired,
-                         o.reservation_expires_at >= o.created_at + make_interval(secs => $3::float8 / 1000) AS at_cap,
-                         least(now() + make_interval(secs => $2::float8 / 1000), o.created_at + make_interval(secs => $3::float8 / 1000)) AS target
-                    FROM orders o WHERE o.id = $1 FOR NO KEY UPDATE),
+                         o.reservation_expires_at >= cap.at AS at_cap,
+                         least(now() + make_interval(secs => $2::float8 / 1000), cap.at) AS target
+                    FROM orders o
+                    CROSS JOIN LATERAL (SELECT least(o.created_at + make_interval(secs => $3::float8 / 1000),
+                                                     o.authorization_expires_at - make_interval(secs => $5::float8 / 1000)) AS at) cap
+                   WHERE o.id = $1 FOR NO KEY UPDATE OF o),
      u AS (UPDATE orders o SET reservation_expires_at = cur.target, updated_at = now()
              FROM cur WHERE o.id = cur.id AND cur.status = ANY ($4::text[]) AND NOT cur.expired AND cur.target > cur.reservation_expires_at
            RETURNING o.id, o.reservation_expires_at, tcc_order_json(o)::text AS body),

@@ -8,7 +8,8 @@ export const REFUND_SQL = {
     `UPDATE orders SET refund_next_at = now() + make_interval(secs => $2::float8 / 1000)
       WHERE id = $1 AND refund_status = ANY ($3::text[]) AND refund_next_at <= now()
       RETURNING refund_failures, refund_status,
-                extract(epoch FROM now() - coalesce(refund_owed_at, now())) * 1000 AS owed_for_ms`,
+                extract(epoch FROM now() - coalesce(refund_owed_at, now())) * 1000 AS owed_for_ms,
+                payment_status, payment_id, coalesce(refund_check_until <= now(), true) AS watch_over`,
   ),
 
   /** A refund the gateway accepted: on the timeline and in the outbox. */
@@ -36,11 +37,11 @@ export const REFUND_SQL = {
      INSERT INTO order_events (order_id, type, data) SELECT id, 'refund.failed', $4::jsonb FROM u`,
   ),
 
-  /** Still failing past REFUND_ALERT_AFTER_MS: NEEDS_ATTENTION (and still retried). */
+  /** Still failing past REFUND_ALERT_AFTER_MS: NEEDS_ATTENTION (and still retried), flagged for $5 (refund_failing, void_failing). */
   needsAttention: statement(
     'refund_needs_attention',
     `WITH u AS (UPDATE orders SET refund_status = $2 WHERE id = $1 AND refund_status = $3 RETURNING id)
-     SELECT tcc_flag_attention(id, 'refund_failing', $4::jsonb) AS flagged FROM u`,
+     SELECT tcc_flag_attention(id, $5, $4::jsonb) AS flagged FROM u`,
   ),
 
   /** Reconciliation found money on a released order: (re)open the refund watch. */

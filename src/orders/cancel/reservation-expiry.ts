@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { AppError } from '../../common/errors.js';
 import { isUuid } from '../../common/uuid.js';
 import { AppConfig } from '../../config/app-config.js';
@@ -6,13 +6,12 @@ import { Db } from '../../database/db.js';
 import { MetricsService } from '../../metrics/metrics.service.js';
 import { PaymentGateway } from '../../payments/payment-gateway.js';
 import { OrderScheduler } from '../order-scheduler.js';
-import { paidMove, releaseMove } from '../state/moves.js';
+import { paidMove, paymentTo, releaseMove } from '../state/moves.js';
 import { HOLDING, OrderStatus } from '../state/order-state.js';
 import { MoveResult, OrderAnswer, OrderStore, stepLeaseMs } from '../state/order-store.js';
 import { lookUpPayments } from '../state/payment-lookup.js';
 import { REFUND, refundWatchMs } from '../state/refund-state.js';
 import { EXPIRY_SQL } from './expiry.sql.js';
-import { scheduleOwedRefund } from './owed-refund.js';
 
 interface ExtendRow {
   status: OrderStatus;
@@ -28,14 +27,16 @@ interface ExtendRow {
  * Extend moves it later (up to RESERVATION_MAX_TTL_MS from creation); at the deadline an order
  * never sent to the gateway is released, and one that was is finished on the gateway's word:
  * charged → CONFIRM_SUCCESS, else CANCELED (also when the gateway cannot be asked: the refund
- * watch keeps asking). A charge still in flight is awaited.
+ * watch keeps asking). A charge still in flight is awaited. An order whose payment was held at Try
+ * is asked about only if its capture was requested (`capturing`): captured → CONFIRM_SUCCESS, else
+ * CANCELED with the hold voided; otherwise it is released and its hold voided at once.
  */
 @Injectable()
 export class ReservationExpiry {
-  private readonly logger = new Logger(ReservationExpiry.name);
   private readonly refundWatchMs: number;
   private readonly leaseMs: number;
   private readonly maxTtlMs: number;
+  private readonly marginMs: number;
 
   constructor(
     private readonly db: Db,
@@ -45,9 +46,10 @@ export class ReservationExpiry {
     private readonly metrics: MetricsService,
     config: AppConfig,
   ) {
-    this.refundWatchMs = refundWatchMs(config.env.PAYMENT_TIMEOUT_MS);
+    this.refundWatchMs = refundWatchMs(config.env);
     this.leaseMs = stepLeaseMs(config.env.PAYMENT_TIMEOUT_MS);
     this.maxTtlMs = config.env.RESERVATION_MAX_TTL_MS;
+    this.marginMs = config.env.AUTHORIZATION_MARGIN_MS;
   }
 
   /**
@@ -56,17 +58,15 @@ export class ReservationExpiry {
    */
   async extend(id: string, extendByMs: number): Promise<OrderAnswer> {
     if (!isUuid(id)) throw AppError.notFound(`order ${id}`);
-    const r = await this.db.sql.one<ExtendRow>(EXPIRY_SQL.extend, [id, extendByMs, this.maxTtlMs, HOLDING]);
+    const r = await this.db.sql.one<ExtendRow>(EXPIRY_SQL.extend, [id, extendByMs, this.maxTtlMs, HOLDING, this.marginMs]);
     if (!r) throw AppError.notFound(`order ${id}`);
     if (r.status === 'CONFIRM_SUCCESS') throw new AppError('ORDER_CONFIRMED', `order ${id} is confirmed`);
     if (!HOLDING.includes(r.status) || r.expired) throw new AppError('ORDER_CANCELED', `order ${id} is ${r.expired && HOLDING.includes(r.status) ? 'past its TTL' : r.status}`);
     if (r.extended) {
-      await this.scheduler.expiryDue(new Date(r.expires_at!)).catch((err: unknown) =>
-        this.logger.warn({ orderId: id, err: (err as Error).message }, 'could not schedule the expiry check; the sweeper will find the order'),
-      );
+      await this.scheduler.expiryDue(new Date(r.expires_at!));
       return { status: r.status, body: r.body };
     }
-    if (r.at_cap) throw new AppError('EXTENSION_LIMIT_REACHED', `the reservation already ends at createdAt + ${this.maxTtlMs} ms`);
+    if (r.at_cap) throw new AppError('EXTENSION_LIMIT_REACHED', `the reservation already ends at createdAt + ${this.maxTtlMs} ms, or ${this.marginMs} ms before its payment's authorization expires`);
     return { status: r.status, body: r.body };
   }
 
@@ -75,26 +75,32 @@ export class ReservationExpiry {
     const s = await this.store.state(id);
     if (!s) return undefined;
     if (!HOLDING.includes(s.status) || !s.expired || s.leased) return s; // a charge in flight is awaited
-    if (!s.charge_requested) return this.released(await this.store.apply(releaseMove(id, 'CANCELED', 'reservation expired', { refundWatchMs: this.refundWatchMs })));
+    const requested = s.payment_status ? s.payment_status === 'capturing' : s.charge_requested;
+    if (!requested) return this.released(await this.store.apply(releaseMove(id, 'CANCELED', 'reservation expired', { refundWatchMs: this.refundWatchMs })));
     const lease = (await this.db.sql.one<{ lease: string }>(EXPIRY_SQL.claimExpiry, [id, this.leaseMs, HOLDING]))?.lease;
     if (!lease) return (await this.store.answer(id)) ?? s;
     const lookup = await lookUpPayments(this.gateway, id, undefined);
     const paid = lookup.payments?.find((p) => p.status === 'succeeded');
+    const what = s.payment_status ? 'capture' : 'charge';
     if (paid) {
-      const r = await this.store.apply(paidMove(id, 'reservation expired; the gateway reports the charge succeeded', { paymentId: paid.id, refundWatchMs: this.refundWatchMs, call: lookup.call }));
+      const move = paidMove(id, `reservation expired; the gateway reports the ${what} succeeded`, { paymentId: paid.id, capturedMinor: paid.capturedMinor, refundWatchMs: this.refundWatchMs, call: lookup.call });
+      const r = await this.store.apply(move);
       if (r.won) this.metrics.reservationsExpired.inc({ result: 'confirmed' });
       // A charge that lost the race to a release (Cancel) is owed back.
-      if (!r.won && r.refundStatus === REFUND.pending) await scheduleOwedRefund(this.scheduler, this.logger, r);
+      if (!r.won && r.refundStatus === REFUND.pending) await this.scheduler.refundOwed(r.id, r.refundNextAt);
       return r;
     }
-    const reason = lookup.payments ? 'reservation expired; the gateway has no charge' : 'reservation expired; the gateway could not be asked';
-    return this.released(await this.store.apply(releaseMove(id, 'CANCELED', reason, { refundWatchMs: this.refundWatchMs, call: lookup.call })));
+    const reason = lookup.payments ? `reservation expired; the gateway has no ${what}` : 'reservation expired; the gateway could not be asked';
+    // A held payment that ended by itself needs no void; any other is voided with the release.
+    const ended = lookup.payments && !lookup.payments.some((p) => p.status === 'authorized') && lookup.payments.some((p) => p.status === 'expired' || p.status === 'voided');
+    const payment = s.payment_status && ended ? { map: paymentTo('expired', ['capturing']) } : undefined;
+    return this.released(await this.store.apply(releaseMove(id, 'CANCELED', reason, { refundWatchMs: this.refundWatchMs, call: lookup.call, payment })));
   }
 
   private async released(r: MoveResult): Promise<OrderAnswer> {
     if (!r.won) return r;
     this.metrics.reservationsExpired.inc({ result: 'canceled' });
-    if (r.refundStatus === REFUND.pending) await scheduleOwedRefund(this.scheduler, this.logger, r);
+    if (r.refundStatus === REFUND.pending) await this.scheduler.refundOwed(r.id, r.refundNextAt);
     return r;
   }
 }

@@ -3,7 +3,7 @@ import { Batcher } from '../../common/batcher.js';
 import { AppConfig } from '../../config/app-config.js';
 import { Db } from '../../database/db.js';
 import { batchSizeOf, MetricsService } from '../../metrics/metrics.service.js';
-import { HOLDING, OrderStatus } from '../state/order-state.js';
+import { HOLDING, OrderStatus, PAYMENT_UNSETTLED, PaymentStatus } from '../state/order-state.js';
 import { orderBatching, stepLeaseMs } from '../state/order-store.js';
 import { CONFIRM_SQL } from './confirm.sql.js';
 
@@ -30,9 +30,19 @@ export interface Claim {
   due: boolean;
   /** The attempt lease this claim holds; an unknown outcome is applied only with it. */
   lease: string | null;
+  /** This claim is the order's first charge request that may reach the gateway (no earlier one may have). */
+  firstSend: boolean;
   /** The order as it stands, when not claimed. */
   body: string | null;
+  /** The payment held at Try (null: paid at Confirm); `capturing` once this claim took its capture. */
+  paymentStatus: PaymentStatus | null;
+  /** The authorization to capture. */
+  paymentId: string | null;
 }
+
+/** A claim takes an authorized payment's capture; an unsettled one is not claimed. */
+const CAPTURE_FROM: readonly PaymentStatus[] = ['authorized'];
+const CAPTURING: PaymentStatus = 'capturing';
 
 interface ClaimRow {
   r_idx: number;
@@ -50,6 +60,9 @@ interface ClaimRow {
   r_due: boolean;
   r_lease: string | null;
   r_body: string | null;
+  r_payment_status: PaymentStatus | null;
+  r_payment_id: string | null;
+  r_first_send: boolean;
 }
 
 /**
@@ -86,6 +99,9 @@ export class ConfirmClaims {
       batch.map((r) => r.job),
       leaseMs,
       HOLDING,
+      PAYMENT_UNSETTLED,
+      CAPTURE_FROM,
+      CAPTURING,
     ]);
     const out: Claim[] = new Array(batch.length);
     for (const r of rows) {
@@ -104,7 +120,10 @@ export class ConfirmClaims {
         leased: r.r_leased,
         due: r.r_due,
         lease: r.r_lease,
+        firstSend: r.r_first_send,
         body: r.r_body,
+        paymentStatus: r.r_payment_status,
+        paymentId: r.r_payment_id,
       };
     }
     return out;

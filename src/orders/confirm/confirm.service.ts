@@ -1,16 +1,17 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config.js';
 import { MetricsService } from '../../metrics/metrics.service.js';
 import { PaymentGateway } from '../../payments/payment-gateway.js';
 import { GatewayPayment } from '../../payments/gateway.types.js';
-import { scheduleOwedRefund } from '../cancel/owed-refund.js';
 import { ReservationExpiry } from '../cancel/reservation-expiry.js';
 import { OrderScheduler } from '../order-scheduler.js';
-import { Note, paidMove, pendingMove, releaseMove } from '../state/moves.js';
-import { HOLDING } from '../state/order-state.js';
+import { Note, paidMove, paymentTo, pendingMove, releaseMove } from '../state/moves.js';
+import { awaitAuthorizationMove } from '../state/payment-moves.js';
+import { HOLDING, PAYMENT_UNSETTLED } from '../state/order-state.js';
 import { MoveResult, OrderAnswer, OrderStore } from '../state/order-store.js';
 import { lookUpPayments } from '../state/payment-lookup.js';
 import { REFUND, refundWatchMs } from '../state/refund-state.js';
+import { Captures, Planned } from './capture.js';
 import { Claim, ConfirmClaims } from './claims.js';
 import { decideCharge, lookupRetryDelayMs } from './confirm-policy.js';
 
@@ -32,16 +33,20 @@ type Source = 'client' | 'retry' | 'resume';
  *
  * Every step re-reads Postgres and moves the order by compare-and-set, so a duplicate job, a crash
  * between two steps or a race with Cancel or expiry is harmless.
+ *
+ * An order whose payment was held at Try is captured instead of charged (capture.ts), by the same
+ * steps; one whose authorization is still unsettled is not claimed: its Confirm moves it to
+ * CONFIRM_PENDING, and the capture follows once the authorization is held (try/authorization.ts).
  */
 @Injectable()
 export class ConfirmService {
-  private readonly logger = new Logger(ConfirmService.name);
   /** After a release, how long the service keeps asking the gateway for a charge to refund. */
   private readonly refundWatchMs: number;
   private readonly env: AppConfig['env'];
 
   constructor(
     private readonly claims: ConfirmClaims,
+    private readonly captures: Captures,
     private readonly store: OrderStore,
     private readonly expiry: ReservationExpiry,
     private readonly gateway: PaymentGateway,
@@ -50,7 +55,7 @@ export class ConfirmService {
     config: AppConfig,
   ) {
     this.env = config.env;
-    this.refundWatchMs = refundWatchMs(config.env.PAYMENT_TIMEOUT_MS);
+    this.refundWatchMs = refundWatchMs(config.env);
   }
 
   /**
@@ -73,14 +78,21 @@ export class ConfirmService {
     return this.proceed(claim, undefined, claim.status === 'TRY_SUCCESS' ? 'resume' : 'retry');
   }
 
-  private async proceed(claim: Claim, requestId: string | undefined, source: Source): Promise<OrderAnswer | undefined> {
+  private async proceed(claim: Claim, requestId: string | undefined, source: Source, again = true): Promise<OrderAnswer | undefined> {
     if (!claim.found) return undefined;
     if (claim.claimed) return this.step(claim, requestId, source);
     if (HOLDING.includes(claim.status) && claim.expired && !claim.leased) return this.expiry.expire(claim.id);
+    if (source === 'client' && claim.status === 'TRY_SUCCESS' && claim.paymentStatus && PAYMENT_UNSETTLED.includes(claim.paymentStatus)) {
+      // The authorization is not settled: Confirm is taken (CONFIRM_PENDING), its capture follows the authorization.
+      const r = await this.store.apply(awaitAuthorizationMove(claim.id));
+      if (r.won || !again) return r;
+      // Settled meanwhile: claim again, once.
+      return this.proceed(await this.claims.claim({ id: claim.id, paymentToken: null, job: false }), requestId, source, false);
+    }
     return { status: claim.status, body: claim.body! };
   }
 
-  /** The claimed step: a charge attempt, or the lookup once the attempts are used up. */
+  /** The claimed step: a charge (or capture) attempt, or the lookup once the attempts are used up. */
   private async step(c: Claim, requestId: string | undefined, source: Source): Promise<OrderAnswer> {
     if (c.status === 'CONFIRM_PENDING' && c.attempts >= this.env.CONFIRM_MAX_ATTEMPTS) {
       return this.resolveByLookup(c, `${this.env.CONFIRM_MAX_ATTEMPTS} attempts with unknown outcome`, requestId);
@@ -89,6 +101,25 @@ export class ConfirmService {
       const call = { type: 'payment.skipped', data: { reason: 'the order total is 0: nothing to charge', source } };
       return this.paid(await this.store.apply(paidMove(c.id, 'nothing to charge', { refundWatchMs: this.refundWatchMs, call })));
     }
+    const planned = c.paymentStatus ? await this.captures.attempt(c, requestId, source) : await this.charge(c, requestId, source);
+    switch (planned.kind) {
+      case 'paid':
+        return this.paid(await this.store.apply(planned.move));
+      case 'failed':
+        return this.released(await this.store.apply(planned.move), planned.failure);
+      case 'pending': {
+        const r = await this.store.apply(planned.move);
+        if (!r.won) return r; // released meanwhile (cancel, expiry), or another step took over
+        if (planned.exhausted) return (await this.advance(c.id)) ?? r; // the lookup is due now
+        await this.scheduleStep(r.nextActionAt);
+        if (pastTtl(r.body)) return (await this.expiry.expire(c.id)) ?? r; // the attempt outlived the TTL: decide now
+        return r;
+      }
+    }
+  }
+
+  /** One charge attempt, as the move its outcome makes. */
+  private async charge(c: Claim, requestId: string | undefined, source: Source): Promise<Planned> {
     const outcome = await this.gateway.charge({
       idempotencyKey: c.paymentKey,
       amountMinor: c.amountMinor,
@@ -117,19 +148,27 @@ export class ConfirmService {
     switch (d.kind) {
       case 'paid': {
         const payment = (outcome as { payment: GatewayPayment }).payment;
-        return this.paid(await this.store.apply(paidMove(c.id, 'payment succeeded', { paymentId: payment.id, addAttempts: 1, refundWatchMs: this.refundWatchMs, call })));
+        return { kind: 'paid', move: paidMove(c.id, 'payment succeeded', { paymentId: payment.id, addAttempts: 1, refundWatchMs: this.refundWatchMs, call }) };
       }
-      case 'failed':
-        return this.released(await this.store.apply(releaseMove(c.id, 'PAY_FAILED', d.reason, { addAttempts: 1, refundWatchMs: this.refundWatchMs, call })), d.failure);
+      case 'failed': {
+        // Nothing to watch for: a decline is the gateway's final answer for the order's one key
+        // (a repeat replays it, never charges), and a final refusal of the order's first request
+        // leaves nothing else in flight. A refusal after requests whose outcome is unknown may
+        // still be followed by one of those landing: that order is watched.
+        const cannotOwe = d.failure === 'declined' || c.firstSend;
+        const refundWatchMs = cannotOwe ? undefined : this.refundWatchMs;
+        return { kind: 'failed', failure: d.failure, move: releaseMove(c.id, 'PAY_FAILED', d.reason, { addAttempts: 1, refundWatchMs, call }) };
+      }
       case 'pending': {
         const notes = d.exhausted ? [] : [{ type: 'confirm.retry_scheduled', data: { attempt: attempt + 1, inMs: d.delayMs } }];
         const detailText = outcome.kind === 'unknown' ? outcome.detail : undefined;
-        const r = await this.store.apply(pendingMove(c.id, d.reason, { lease: c.lease ?? undefined, addAttempts: d.counted, nextActionMs: d.delayMs, detail: detailText, call, notes }));
-        if (!r.won) return r; // released meanwhile (cancel, expiry), or another step took over
-        if (d.exhausted) return (await this.advance(c.id)) ?? r; // the lookup is due now
-        await this.scheduleStep(r.nextActionAt);
-        if (pastTtl(r.body)) return (await this.expiry.expire(c.id)) ?? r; // the attempt outlived the TTL: decide now
-        return r;
+        // The open breaker kept this request from leaving: if no request left before it, the order is still unsent.
+        const unsent = d.event === 'payment.breaker_rejected' && c.firstSend;
+        return {
+          kind: 'pending',
+          exhausted: d.exhausted,
+          move: pendingMove(c.id, d.reason, { lease: c.lease ?? undefined, addAttempts: d.counted, nextActionMs: d.delayMs, detail: detailText, call, notes, unsent }),
+        };
       }
     }
   }
@@ -144,28 +183,37 @@ export class ConfirmService {
       return r;
     }
     const paid = lookup.payments.find((p) => p.status === 'succeeded');
+    const what = c.paymentStatus ? 'capture' : 'charge';
     if (paid) {
-      return this.paid(await this.store.apply(paidMove(c.id, `${why}; the gateway reports the charge succeeded`, { paymentId: paid.id, refundWatchMs: this.refundWatchMs, call: lookup.call })));
+      const move = paidMove(c.id, `${why}; the gateway reports the ${what} succeeded`, { paymentId: paid.id, capturedMinor: paid.capturedMinor, refundWatchMs: this.refundWatchMs, call: lookup.call });
+      return this.paid(await this.store.apply(move));
     }
-    return this.released(await this.store.apply(releaseMove(c.id, 'PAY_FAILED', `${why}; the gateway has no charge`, { refundWatchMs: this.refundWatchMs, call: lookup.call })), 'exhausted');
+    // A held payment that ended by itself (expired, voided) needs no void; any other is voided with the release.
+    const ended = c.paymentStatus && !lookup.payments.some((p) => p.status === 'authorized') && lookup.payments.some((p) => p.status === 'expired' || p.status === 'voided');
+    const move = releaseMove(c.id, 'PAY_FAILED', `${why}; the gateway has no ${what}`, {
+      refundWatchMs: this.refundWatchMs,
+      call: lookup.call,
+      ...(ended ? { payment: { map: paymentTo('expired', ['capturing']) } } : {}),
+    });
+    return this.released(await this.store.apply(move), 'exhausted');
   }
 
   /** A charge that lost the race to a release (Cancel, expiry) is owed back: schedule the refund now. */
   private async paid(r: MoveResult): Promise<OrderAnswer> {
-    if (!r.won && r.refundStatus === REFUND.pending) await scheduleOwedRefund(this.scheduler, this.logger, r);
+    if (!r.won && r.refundStatus === REFUND.pending) await this.scheduler.refundOwed(r.id, r.refundNextAt);
     return r;
   }
 
-  private async released(r: MoveResult, why: 'declined' | 'refused' | 'exhausted'): Promise<OrderAnswer> {
+  private async released(r: MoveResult, why: 'declined' | 'refused' | 'exhausted' | 'expired'): Promise<OrderAnswer> {
     if (!r.won) return r;
     this.metrics.confirmFailures.inc({ reason: why });
-    if (r.refundStatus === REFUND.pending) await scheduleOwedRefund(this.scheduler, this.logger, r);
+    if (r.refundStatus === REFUND.pending) await this.scheduler.refundOwed(r.id, r.refundNextAt);
     return r;
   }
 
   private async scheduleStep(at: Date | null): Promise<void> {
     if (!at) return;
-    await this.scheduler.stepDue(at).catch((err: unknown) => this.logger.warn({ err: (err as Error).message }, 'retry job not scheduled; the sweeper will pick the order up'));
+    await this.scheduler.stepDue(at);
   }
 }
 

@@ -1,12 +1,20 @@
 -- tcc_apply: applies a batch of order moves (OrderStore.apply, order-store.ts; the moves are built
 -- in moves.ts from the state machine in order-state.ts). The only writer of orders.status: each
 -- move is a compare-and-set from the states the state machine allows into its target (m.from),
--- and, for an attempt's unknown outcome, only by the holder of the attempt's lease.
+-- and, for an attempt's unknown outcome, only by the holder of the attempt's lease. A move with no
+-- target ("to" null) leaves the status as it is.
+--
+-- The payment of an order authorized at Try moves with it, by compare-and-set too: a move may
+-- require the payment's state (pay_from) or the authorization attempts made (auth_attempts_before),
+-- and maps the payment's state to its next (pay_map; pay_unsent_map, when the move gives one, for an
+-- order that never reached the gateway). It records what the gateway held (payment id, authorized and captured amounts, the
+-- authorization's expiry — the reservation then ends at least auth_margin_ms before it).
 --
 -- A move that wins also moves its stock through the barrier (commit or release, at most once per
 -- branch): exactly the allocations its order holds, each committed allocation a `sale` movement of
 -- the ledger (the move's actor, 'system' unless an operator made it). It records why on the timeline, owes a refund check when a released order may have been
--- charged, erases the payment token on a terminal state and writes the outbox. A move that loses
+-- charged (a charge request may have reached the gateway: payment_sent_at, which a move recording
+-- that the breaker kept the first request from leaving clears again), erases the payment token on a terminal state and writes the outbox. A move that loses
 -- changes nothing but its gateway call's event (the call did happen); a charge that lost to a
 -- release is owed back (owe_refund_if_lost), and one that lost to an operator's force-confirm
 -- flags the order.
@@ -64,29 +72,48 @@ BEGIN
     SELECT x.*, x.ord::int AS i
       FROM ROWS FROM (jsonb_to_recordset(p_moves) AS (id uuid, "to" text, "from" text[], reason text, data jsonb,
              set_failure boolean, failure_reason text, payment_id text, add_attempts int, next_action_ms float8, force_confirmed boolean,
-             refund_watch_ms float8, lease text, stock text, call_type text, call_data jsonb, notes jsonb, emit text,
-             actor text, operator text)) WITH ORDINALITY
+             refund_watch_ms float8, unsent boolean, lease text, stock text, call_type text, call_data jsonb, notes jsonb, emit text,
+             actor text, operator text, next_action_when text[], keep_schedule boolean, pay_from text[], pay_map jsonb, pay_unsent_map jsonb,
+             authorized_minor bigint, captured_minor bigint, auth_expires_at timestamptz, auth_margin_ms float8, auth_attempts_before int,
+             add_auth_attempts int)) WITH ORDINALITY
         AS x(id, "to", "from", reason, data, set_failure, failure_reason, payment_id, add_attempts, next_action_ms, force_confirmed,
-             refund_watch_ms, lease, stock, call_type, call_data, notes, emit, actor, operator, ord)),
+             refund_watch_ms, unsent, lease, stock, call_type, call_data, notes, emit, actor, operator, next_action_when, keep_schedule, pay_from,
+             pay_map, pay_unsent_map, authorized_minor, captured_minor, auth_expires_at, auth_margin_ms, auth_attempts_before,
+             add_auth_attempts, ord)),
   -- The moves that win the compare-and-set: the order is in an allowed state (and the move holds
-  -- the attempt's lease, when it names one). A release owes a refund check when a charge was
-  -- requested and the move watches for one (owes_refund_check).
+  -- the attempt's lease, when it names one). A release owes a refund check when a charge request
+  -- may have reached the gateway and the move watches for one (owes_refund_check).
   winning AS (
-    SELECT m.*, o.status AS previous, o.transaction_id, o.items,
-           m.stock = 'release' AND m.refund_watch_ms IS NOT NULL AND o.payment_requested_at IS NOT NULL AS owes_refund_check
-      FROM moves m JOIN LATERAL (SELECT o1.status, o1.transaction_id, o1.items, o1.payment_requested_at, o1.lease_until FROM orders o1 WHERE o1.id = m.id) o ON true
-     WHERE o.status = ANY (m."from") AND (m.lease IS NULL OR o.lease_until = m.lease::timestamptz)),
+    SELECT m.*, o.status AS previous, coalesce(m."to", o.status) AS next_status, o.transaction_id, o.items,
+           o.payment_status AS pay_previous,
+           coalesce(CASE WHEN o.payment_requested_at IS NULL AND m.pay_unsent_map IS NOT NULL THEN m.pay_unsent_map ELSE m.pay_map END ->> o.payment_status, o.payment_status) AS pay_next,
+           m.stock = 'release' AND m.refund_watch_ms IS NOT NULL AND o.payment_sent_at IS NOT NULL AS owes_refund_check
+      FROM moves m JOIN LATERAL (SELECT o1.status, o1.transaction_id, o1.items, o1.payment_requested_at, o1.payment_sent_at, o1.lease_until,
+                                        o1.payment_status, o1.authorize_attempts FROM orders o1 WHERE o1.id = m.id) o ON true
+     WHERE o.status = ANY (m."from") AND (m.lease IS NULL OR o.lease_until = m.lease::timestamptz)
+       AND (m.pay_from IS NULL OR o.payment_status = ANY (m.pay_from))
+       AND (m.auth_attempts_before IS NULL OR o.authorize_attempts = m.auth_attempts_before)),
   -- The winners' new state.
   updated AS (
     UPDATE orders o SET
-        status = w."to",
+        status = w.next_status,
         payment_id = coalesce(w.payment_id, o.payment_id),
         failure_reason = CASE WHEN w.set_failure THEN w.failure_reason ELSE o.failure_reason END,
         confirm_attempts = o.confirm_attempts + coalesce(w.add_attempts, 0),
-        next_action_at = CASE WHEN w.next_action_ms IS NOT NULL THEN now() + make_interval(secs => w.next_action_ms / 1000) END,
-        lease_until = NULL,
+        next_action_at = CASE WHEN w.keep_schedule THEN o.next_action_at
+                              WHEN w.next_action_ms IS NOT NULL AND (w.next_action_when IS NULL OR w.next_status = ANY (w.next_action_when))
+                              THEN now() + make_interval(secs => w.next_action_ms / 1000) END,
+        lease_until = CASE WHEN w.keep_schedule THEN o.lease_until END,
+        payment_status = w.pay_next,
+        authorized_minor = coalesce(w.authorized_minor, o.authorized_minor),
+        captured_minor = coalesce(w.captured_minor, o.captured_minor),
+        authorization_expires_at = coalesce(w.auth_expires_at, o.authorization_expires_at),
+        authorize_attempts = o.authorize_attempts + coalesce(w.add_auth_attempts, 0),
+        reservation_expires_at = CASE WHEN w.auth_expires_at IS NULL THEN o.reservation_expires_at
+                                      ELSE least(o.reservation_expires_at, w.auth_expires_at - make_interval(secs => coalesce(w.auth_margin_ms, 0) / 1000)) END,
         force_confirmed = o.force_confirmed OR coalesce(w.force_confirmed, false),
-        payment_token = CASE WHEN w."to" = ANY (p_terminal) THEN NULL ELSE o.payment_token END,
+        payment_sent_at = CASE WHEN w.unsent THEN NULL ELSE o.payment_sent_at END,
+        payment_token = CASE WHEN w.next_status = ANY (p_terminal) THEN NULL ELSE o.payment_token END,
         refund_status = CASE WHEN w.owes_refund_check THEN p_refund_pending ELSE o.refund_status END,
         refund_check_until = CASE WHEN w.owes_refund_check THEN now() + make_interval(secs => w.refund_watch_ms / 1000) ELSE o.refund_check_until END,
         refund_next_at = CASE WHEN w.owes_refund_check THEN now() ELSE o.refund_next_at END,
@@ -100,8 +127,8 @@ BEGIN
     SELECT w.transaction_id, CASE w.stock WHEN 'commit' THEN 'confirm' ELSE 'cancel' END, CASE w.stock WHEN 'commit' THEN 'confirm' ELSE 'cancel' END
       FROM winning w WHERE w.stock IS NOT NULL
     ON CONFLICT (transaction_id, op) DO NOTHING RETURNING transaction_id, op),
-  -- The timeline: per order the gateway call (won or not), the status change, then the notes of a
-  -- winning move, in that order (ids follow the ORDER BY).
+  -- The timeline: per order the gateway call (won or not), the status change, the payment's, then
+  -- the notes of a winning move, in that order (ids follow the ORDER BY).
   timeline AS (
     INSERT INTO order_events (order_id, type, data)
     SELECT x.id, x.type, x.data FROM (
@@ -110,6 +137,9 @@ BEGIN
       SELECT w.id, w.i, 1, 0, 'status.changed',
              jsonb_build_object('from', w.previous, 'to', w."to", 'reason', w.reason) || coalesce(nullif(w.data, 'null'::jsonb), '{}'::jsonb)
         FROM winning w WHERE w.previous <> w."to"
+      UNION ALL
+      SELECT w.id, w.i, 1, 1, 'payment.changed', jsonb_build_object('from', w.pay_previous, 'to', w.pay_next, 'reason', w.reason)
+        FROM winning w WHERE w.pay_previous IS DISTINCT FROM w.pay_next
       UNION ALL
       SELECT w.id, w.i, 2, n.ord, n.val->>'type', coalesce(n.val->'data', '{}'::jsonb)
         FROM winning w CROSS JOIN LATERAL jsonb_array_elements(coalesce(nullif(w.notes, 'null'::jsonb), '[]'::jsonb)) WITH ORDINALITY AS n(val, ord)
@@ -170,7 +200,8 @@ BEGIN
              refund_check_until = greatest(coalesce(o.refund_check_until, now()), now() + make_interval(secs => m.refund_watch_ms / 1000)),
              refund_owed_at = coalesce(o.refund_owed_at, now()), updated_at = now()
         FROM moves m
-       WHERE o.id = m.id AND o.id = ANY (ARRAY(SELECT m2.id FROM moves m2)) AND m.owe_refund_if_lost AND NOT (m.id = ANY (v_won)) AND o.status <> m."to" AND o.status = ANY (p_terminal)
+       WHERE o.id = m.id AND o.id = ANY (ARRAY(SELECT m2.id FROM moves m2)) AND m.owe_refund_if_lost AND NOT (m.id = ANY (v_won))
+         AND o.status IS DISTINCT FROM m."to" AND o.status = ANY (p_terminal)
       RETURNING o.id, o.status, m.reason)
     INSERT INTO order_events (order_id, type, data)
     SELECT owed.id, 'refund.owed', jsonb_build_object('reason', owed.reason || ' after the order became ' || owed.status) FROM owed;

@@ -12,5 +12,9 @@ AS $fn$
     'amountMinor', o.amount_minor, 'currency', o.currency,
     'reservationExpiresAt', tcc_iso(o.reservation_expires_at), 'confirmAttempts', o.confirm_attempts,
     'paymentId', o.payment_id, 'failureReason', o.failure_reason,
+    -- null for an order paid at Confirm; the payment held at Try otherwise.
+    'payment', CASE WHEN o.payment_status IS NOT NULL THEN json_build_object(
+      'status', o.payment_status, 'paymentId', o.payment_id, 'authorizedMinor', o.authorized_minor,
+      'capturedMinor', o.captured_minor, 'authorizationExpiresAt', tcc_iso(o.authorization_expires_at)) END,
     'createdAt', tcc_iso(o.created_at), 'updatedAt', tcc_iso(o.updated_at))
 $fn$;

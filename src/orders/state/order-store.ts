@@ -6,7 +6,7 @@ import { AppConfig } from '../../config/app-config.js';
 import { Db, isolateFailure } from '../../database/db.js';
 import { batchSizeOf, MetricsService } from '../../metrics/metrics.service.js';
 import { Move, moveJson } from './moves.js';
-import { OrderStatus, TERMINAL } from './order-state.js';
+import { OrderStatus, PaymentStatus, TERMINAL } from './order-state.js';
 import { ORDERS_SQL } from './orders.sql.js';
 import { REFUND, RefundStatus } from './refund-state.js';
 
@@ -45,11 +45,13 @@ export interface OrderState {
   refund_status: RefundStatus | null;
   refund_failures: number;
   needs_attention: boolean;
+  /** The payment held at Try; null for an order paid at Confirm. */
+  payment_status: PaymentStatus | null;
   body: string;
 }
 
 interface ApplyRow {
-  r_idx: string;
+  r_idx: number;
   r_id: string;
   r_won: boolean;
   r_status: OrderStatus | null;
@@ -118,7 +120,7 @@ export class OrderStore {
     const rows = await this.db.sql.rows<ApplyRow>(ORDERS_SQL.apply, [JSON.stringify(batch.map(moveJson)), TERMINAL, REFUND.pending]);
     const out: MoveResult[] = new Array(batch.length);
     for (const r of rows) {
-      out[Number(r.r_idx) - 1] = {
+      out[r.r_idx - 1] = {
         id: r.r_id,
         found: r.r_status !== null,
         won: r.r_won,

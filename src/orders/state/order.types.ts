@@ -1,4 +1,4 @@
-import type { OrderStatus } from './order-state.js';
+import type { OrderStatus, PaymentStatus } from './order-state.js';
 
 export interface OrderItem {
   sku: string;
@@ -19,6 +19,17 @@ export interface OrderView {
   confirmAttempts: number;
   paymentId: string | null;
   failureReason: string | null;
+  /** null for an order paid at Confirm; the payment held at Try (API.md "Order JSON"). */
+  payment: OrderPayment | null;
   createdAt: string;
   updatedAt: string;
+}
+
+/** The payment of an order authorized at Try. */
+export interface OrderPayment {
+  status: PaymentStatus;
+  paymentId: string | null;
+  authorizedMinor: number | null;
+  capturedMinor: number;
+  authorizationExpiresAt: string | null;
 }

@@ -19,7 +19,7 @@ export const ORDERS_SQL = {
             o.reservation_expires_at <= now() AS expired,
             coalesce(o.lease_until > now(), false) AS leased,
             coalesce(o.next_action_at <= now(), false) AS due,
-            o.force_confirmed, o.refund_status, o.refund_failures, o.needs_attention,
+            o.force_confirmed, o.refund_status, o.refund_failures, o.needs_attention, o.payment_status,
             tcc_order_json(o)::text AS body
        FROM orders o WHERE o.id = $1`,
   ),
@@ -30,8 +30,12 @@ export const ORDERS_SQL = {
    * jobs go first when the sweeper asks. Served by orders_holding_due, an index on exactly
    * least(reservation_expires_at, next_action_at) over holding orders; unnamed (a plain string), so
    * it is planned with the actual state list and Postgres can match the index's predicate.
+   * `expired_unpaid`: past its TTL with nothing to ask the gateway (never charged; a payment held
+   * at Try whose capture was not asked for, $4 the states that were); `authorizing`: its
+   * authorization is unsettled ($5), its next step is that authorization's.
    */
-  due: `SELECT id, reservation_expires_at <= now() AND payment_requested_at IS NULL AS expired_unpaid
+  due: `SELECT id, reservation_expires_at <= now() AND (payment_requested_at IS NULL OR payment_status <> ALL ($4::text[])) AS expired_unpaid,
+              coalesce(payment_status = ANY ($5::text[]), false) AS authorizing
        FROM orders
       WHERE status = ANY ($3::text[])
         AND least(reservation_expires_at, next_action_at) <= now() - make_interval(secs => $1::float8 / 1000)

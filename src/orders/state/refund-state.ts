@@ -16,7 +16,10 @@ export const REFUND: { readonly pending: RefundStatus; readonly done: RefundStat
 /** Refund rounds still to run (a round keeps going while a human looks). */
 export const REFUND_OPEN: readonly RefundStatus[] = [REFUND.pending, REFUND.needsAttention];
 
-/** After a release, how long the service keeps asking the gateway for a charge to refund. */
-export function refundWatchMs(paymentTimeoutMs: number): number {
-  return Math.max(60_000, 10 * paymentTimeoutMs);
+/**
+ * After a release, how long the service keeps asking the gateway for a charge to refund:
+ * max(60 s, 10 × PAYMENT_TIMEOUT_MS) — REFUND_WATCH_MS when set (shorter in tests).
+ */
+export function refundWatchMs(env: { PAYMENT_TIMEOUT_MS: number; REFUND_WATCH_MS?: number }): number {
+  return env.REFUND_WATCH_MS ?? Math.max(60_000, 10 * env.PAYMENT_TIMEOUT_MS);
 }

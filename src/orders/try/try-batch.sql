@@ -24,6 +24,12 @@
 --      barrier row and first event) and moves each stock row by what the batch took there; then
 --      the outbox, and low stock for SKUs that have a threshold.
 --
+-- p_payment (NULL when no order of the batch carries a payment) names, per order, the payment
+-- token of a Try that holds its payment (API.md "Payment held at Try"; NULL for the others), and
+-- what such an order is written with: its payment `authorizing` under the authorization's key and a
+-- lease of leaseMs (the caller authorizes right after the commit; should it die, the order is due
+-- when the lease ends), or — a total of 0, nothing to hold — `authorized` at once.
+--
 -- Returns one row per order (1-based r_idx) and one 'stock' row (r_idx 0) per SKU with what is
 -- left of it (all its active locations), for the caller's sold-out hints. Lock order, the same
 -- everywhere so batches cannot deadlock: Idempotency-Key advisory try-locks, customer advisory
@@ -37,7 +43,7 @@
 CREATE OR REPLACE FUNCTION tcc_try_batch(
   p_keys text[], p_hashes text[], p_customers text[],
   p_line_order int[], p_skus text[], p_quantities int[], p_location_order int[], p_locations text[],
-  p_strategy text, p_ttl_ms float8, p_max_holding int, p_holding text[])
+  p_strategy text, p_ttl_ms float8, p_max_holding int, p_holding text[], p_payment jsonb)
 RETURNS TABLE (r_idx int, r_outcome text, r_body text, r_sku text, r_requested int, r_available int, r_location text)
 LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off SET lock_timeout = 500
@@ -93,6 +99,7 @@ DECLARE
   v_i int; v_j int; v_k int; v_r int; v_bad int; v_cur text;
   v_now timestamptz := now();
   v_alloc record;
+  v_tokens text[] := CASE WHEN p_payment IS NOT NULL THEN ARRAY(SELECT jsonb_array_elements_text(p_payment->'tokens')) END;
 BEGIN
   IF v_n = 0 THEN RETURN; END IF;
 
@@ -305,9 +312,19 @@ BEGIN
               LEFT JOIN line_allocs la ON la.lj = l.lj) x),
       inserted AS (
         INSERT INTO orders (id, transaction_id, customer_id, status, amount_minor, currency, reservation_expires_at, payment_key,
-                            items, idempotency_key, request_hash, created_at, updated_at)
+                            items, idempotency_key, request_hash, created_at, updated_at,
+                            payment_token, payment_status, authorized_minor, payment_requested_at, payment_sent_at, lease_until, next_action_at)
         SELECT a.id, 'tcc-' || a.id, p_customers[a.oi], 'TRY_SUCCESS', a.amount, a.currency,
-               v_now + make_interval(secs => p_ttl_ms / 1000), 'charge-' || a.id, a.items, p_keys[a.oi], p_hashes[a.oi], v_now, v_now
+               v_now + make_interval(secs => p_ttl_ms / 1000),
+               CASE WHEN v_tokens[a.oi] IS NULL THEN 'charge-' ELSE p_payment->>'keyPrefix' END || a.id,
+               a.items, p_keys[a.oi], p_hashes[a.oi], v_now, v_now,
+               v_tokens[a.oi],
+               CASE WHEN v_tokens[a.oi] IS NULL THEN NULL WHEN a.amount > 0 THEN p_payment->>'authorizing' ELSE p_payment->>'authorized' END,
+               CASE WHEN v_tokens[a.oi] IS NOT NULL AND a.amount = 0 THEN 0 END,
+               CASE WHEN v_tokens[a.oi] IS NOT NULL AND a.amount > 0 THEN v_now END,
+               CASE WHEN v_tokens[a.oi] IS NOT NULL AND a.amount > 0 THEN v_now END,
+               CASE WHEN v_tokens[a.oi] IS NOT NULL AND a.amount > 0 THEN v_now + make_interval(secs => (p_payment->>'leaseMs')::float8 / 1000) END,
+               CASE WHEN v_tokens[a.oi] IS NOT NULL AND a.amount > 0 THEN v_now + make_interval(secs => (p_payment->>'leaseMs')::float8 / 1000) END
           FROM accepted a
         RETURNING id, tcc_order_json(orders)::text AS body),
       barrier AS (INSERT INTO tcc_barrier (transaction_id, op, reason) SELECT 'tcc-' || a.id, 'try', 'try' FROM accepted a),

@@ -1,13 +1,15 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Batcher } from '../../common/batcher.js';
 import { AppError } from '../../common/errors.js';
 import { AppConfig } from '../../config/app-config.js';
 import { Db, isolateFailure } from '../../database/db.js';
 import { batchSizeOf, MetricsService } from '../../metrics/metrics.service.js';
-import { HOLDING } from '../state/order-state.js';
+import { HOLDING, PaymentStatus } from '../state/order-state.js';
+import { stepLeaseMs } from '../state/order-store.js';
 import { OrderScheduler } from '../order-scheduler.js';
-import { TRY_SQL } from './try.sql.js';
+import { tryRefusal } from './try-refusals.js';
+import { type ProbeRow, TRY_SQL, type TryBatchRow } from './try.sql.js';
 
 export interface TryRequest {
   key: string;
@@ -17,7 +19,14 @@ export interface TryRequest {
   items: { sku: string; quantity: number }[];
   /** The locations that may serve it; empty: any active location. */
   locationIds: string[];
+  /** A Try that holds its payment: the token its authorization is asked with (API.md "Payment held at Try"). */
+  paymentToken?: string;
 }
+
+/** The authorization's key, derived from the order (API.md: "Idempotency-Key derived from the order"). */
+export const AUTHORIZATION_KEY_PREFIX = 'authorize-';
+const AUTHORIZING: PaymentStatus = 'authorizing';
+const AUTHORIZED: PaymentStatus = 'authorized';
 
 export interface TryResult {
   created: boolean;
@@ -33,15 +42,7 @@ export interface TryResult {
  */
 export type TryAnswer = TryResult | AppError;
 
-interface Row {
-  r_idx: number;
-  r_outcome: string;
-  r_body: string | null;
-  r_sku: string | null;
-  r_requested: number | null;
-  r_available: number | null;
-  r_location: string | null;
-}
+type Row = TryBatchRow | ProbeRow;
 
 /** Past this many SKUs the sold-out hints start over (they only steer, never decide). */
 const MAX_HINTS = 50_000;
@@ -60,11 +61,11 @@ const MAX_HINTS = 50_000;
  */
 @Injectable()
 export class TryEngine {
-  private readonly logger = new Logger(TryEngine.name);
   private readonly main: Batcher<TryRequest, Row>;
   private readonly probe: Batcher<TryRequest, Row>;
   private readonly available = new Map<string, number>();
   private readonly env: AppConfig['env'];
+  private readonly leaseMs: number;
 
   constructor(
     private readonly db: Db,
@@ -73,6 +74,7 @@ export class TryEngine {
     metrics: MetricsService,
   ) {
     this.env = config.env;
+    this.leaseMs = stepLeaseMs(config.env.PAYMENT_TIMEOUT_MS);
     const opts = { maxBatch: this.env.TRY_BATCH_MAX, windowMs: this.env.TRY_BATCH_WINDOW_MS, keyOf: (r: TryRequest) => r.key };
     this.main = new Batcher<TryRequest, Row>({
       ...opts,
@@ -140,6 +142,10 @@ export class TryEngine {
     }
     const keys = batch.map((r) => r.key);
     const hashes = batch.map((r) => r.hash);
+    // Only a batch with a Try that holds its payment carries the payment part (the classic Try's call is as it was).
+    const payment = batch.some((r) => r.paymentToken !== undefined)
+      ? JSON.stringify({ tokens: batch.map((r) => r.paymentToken ?? null), leaseMs: this.leaseMs, keyPrefix: AUTHORIZATION_KEY_PREFIX, authorizing: AUTHORIZING, authorized: AUTHORIZED })
+      : null;
     const rows = snapshotOnly
       ? await this.db.sql.rows<Row>(TRY_SQL.probe, [keys, hashes, lineOrder, skus, qty, locationOrder, locations])
       : await this.db.sql.rows<Row>(TRY_SQL.tryBatch, [
@@ -155,6 +161,7 @@ export class TryEngine {
           this.env.RESERVATION_TTL_MS,
           this.env.CUSTOMER_MAX_HOLDING_ORDERS,
           HOLDING,
+          payment,
         ]);
     const out: Row[] = new Array(batch.length);
     let created = false;
@@ -172,9 +179,7 @@ export class TryEngine {
 
   /** One scheduling call per batch (the scheduler dedupes per time bucket). The sweeper covers a lost one. */
   private scheduleExpiry(): void {
-    this.scheduler.expiryDue(new Date(Date.now() + this.env.RESERVATION_TTL_MS)).catch((err: unknown) =>
-      this.logger.warn({ err: (err as Error).message }, 'could not schedule the expiry check; the sweeper will find the orders'),
-    );
+    void this.scheduler.expiryDue(new Date(Date.now() + this.env.RESERVATION_TTL_MS));
   }
 
   private finish(row: Row, req: TryRequest): TryAnswer {
@@ -182,28 +187,10 @@ export class TryEngine {
       case 'created':
       case 'replayed':
         return { created: row.r_outcome === 'created', body: row.r_body! };
-      case 'INSUFFICIENT_STOCK':
-        return new AppError('INSUFFICIENT_STOCK', `only ${row.r_available} of ${row.r_sku} available${req.locationIds.length ? ' at the allowed locations' : ''}, ${row.r_requested} requested`, {
-          sku: row.r_sku,
-          requested: row.r_requested,
-          available: row.r_available,
-        });
-      case 'UNKNOWN_SKU':
-        return new AppError('UNKNOWN_SKU', `SKU ${row.r_sku} does not exist`, { sku: row.r_sku });
-      case 'UNKNOWN_LOCATION':
-        return new AppError('UNKNOWN_LOCATION', `location ${row.r_location} does not exist`, { locationId: row.r_location });
-      case 'CURRENCY_MISMATCH':
-        return new AppError('CURRENCY_MISMATCH', 'the order mixes SKUs priced in different currencies');
-      case 'HOLD_LIMIT_REACHED':
-        return new AppError('HOLD_LIMIT_REACHED', `customer ${req.customerId} already holds ${this.env.CUSTOMER_MAX_HOLDING_ORDERS} orders`, {
-          limit: this.env.CUSTOMER_MAX_HOLDING_ORDERS,
-        });
-      case 'IDEMPOTENCY_KEY_REUSED':
-        return new AppError('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used with a different request body');
-      case 'IDEMPOTENCY_IN_PROGRESS':
-        return new AppError('IDEMPOTENCY_IN_PROGRESS', 'a request with this Idempotency-Key is still running; retry shortly');
+      case 'retry':
+        throw new Error('tcc_probe answered retry where an answer was due');
       default:
-        throw new Error(`tcc_try_batch answered ${row.r_outcome}`);
+        return tryRefusal(row.r_outcome, row, req, this.env.CUSTOMER_MAX_HOLDING_ORDERS);
     }
   }
 }

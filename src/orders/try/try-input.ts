@@ -1,8 +1,8 @@
 import { AppError } from '../../common/errors.js';
+import { requestHash } from '../../common/request-hash.js';
 import { IDEMPOTENCY_KEY_PATTERN, requireDistinctSkus } from '../../http/schemas.js';
 import { validateBody } from '../../http/validation.js';
 import { CreateOrderBody } from '../orders.schemas.js';
-import { requestHash } from './idempotency.js';
 import type { TryRequest } from './try-engine.js';
 
 /**
@@ -17,5 +17,5 @@ export function tryRequestOf(key: string | string[] | undefined, raw: unknown): 
     throw AppError.validation([{ field: 'Idempotency-Key', message: 'Idempotency-Key header required: 1-255 characters of [A-Za-z0-9_.:-]' }]);
   }
   requireDistinctSkus(body.items);
-  return { key, hash: requestHash(raw), customerId: body.customerId, items: body.items, locationIds: body.locationIds ?? [] };
+  return { key, hash: requestHash(raw), customerId: body.customerId, items: body.items, locationIds: body.locationIds ?? [], paymentToken: body.payment?.paymentToken };
 }

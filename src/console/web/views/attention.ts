@@ -1,14 +1,24 @@
+import { can } from '../api.js';
 import { h } from '../dom.js';
 import { relative, time } from '../format.js';
 import type { AdminOrder, TimelineEvent } from '../types.js';
+import { paymentHoldAttention } from './payment-hold.js';
 
-/** Why an order needs a human, in words, from its `attention.needed` event. */
-function why(e: TimelineEvent): string {
+/**
+ * Why an order needs a human, in words, from its `attention.needed` event (`e`) and the timeline
+ * before it — an operator reads this, so it names no setting, only what happened and when.
+ */
+export function attentionReason(e: TimelineEvent, events: TimelineEvent[]): string {
+  const held = paymentHoldAttention(e);
+  if (held) return held;
   const d = e.data;
   const detail = typeof d.detail === 'string' ? ` (${d.detail})` : '';
   switch (d.reason) {
-    case 'refund_failing':
-      return 'A refund has kept failing for longer than REFUND_ALERT_AFTER_MS, so the customer may still be charged. The service keeps trying; check the gateway and the Payment below.';
+    case 'refund_failing': {
+      const failing = events.slice(0, Math.max(0, events.indexOf(e))).find((x) => x.type === 'refund.failed');
+      const since = failing ? ` since ${time(failing.at)} (${relative(failing.at)})` : '';
+      return `A refund has kept failing${since}, longer than the service waits before it alerts a person, so the customer may still be charged. The service keeps trying; check the gateway and the Payment below.`;
+    }
     case 'capture_on_force_confirmed':
       return `The gateway holds a capture for an order an operator force-confirmed as paid elsewhere: the customer may have paid twice${detail}.`;
     case 'reconciliation_mismatch':
@@ -40,7 +50,7 @@ export function attentionNotice(o: AdminOrder, events: TimelineEvent[]): HTMLEle
     'section',
     { class: 'attention', role: 'alert', 'aria-label': 'Needs attention' },
     h('h2', null, ack ? 'Needs attention again' : 'Needs attention'),
-    h('p', null, raised ? why(raised) : 'The service flagged this order for a human to look at.', raised ? h('span', { class: 'hint' }, ` Since ${time(raised.at)} (${relative(raised.at)}).`) : null),
+    h('p', null, raised ? attentionReason(raised, events) : 'The service flagged this order for a human to look at.', raised ? h('span', { class: 'hint' }, ` Since ${time(raised.at)} (${relative(raised.at)}).`) : null),
     ack
       ? h(
           'p',
@@ -50,6 +60,6 @@ export function attentionNotice(o: AdminOrder, events: TimelineEvent[]): HTMLEle
           ', and came back because the trouble did not go away.',
         )
       : null,
-    h('p', { class: 'hint' }, 'When it is dealt with, write a Reason and press Acknowledge.'),
+    can('orders:write') ? h('p', { class: 'hint' }, 'When it is dealt with, write a Reason and press Acknowledge.') : null,
   );
 }

@@ -29,6 +29,10 @@ export function bulkCancel(box: HTMLElement, f: Filters, done: () => void): void
     show(panel, h('p', { class: 'message info' }, `${f.status} orders hold no stock: there is nothing to cancel.`), close);
     return;
   }
+  if (f.idPrefix) {
+    show(panel, h('p', { class: 'message info' }, 'Bulk cancel does not filter by the start of an order id: open the orders one by one, or filter by Status, Customer, SKU or Older than.'), close);
+    return;
+  }
   if (Object.keys(filter).length === 0 && !f.needsAttention) {
     show(panel, h('p', { class: 'message info' }, 'Filter the list first (Status, Customer, SKU, Older than): Cancel matching cancels the holding orders the filters match.'), close);
     return;

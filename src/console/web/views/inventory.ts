@@ -1,23 +1,31 @@
-import { api, ApiError, seg } from '../api.js';
+import { api, ApiError, can, seg } from '../api.js';
 import { h, show, uid } from '../dom.js';
 import { money } from '../format.js';
 import type { Nav } from '../nav.js';
-import type { Inventory, InventoryPage } from '../types.js';
-import { cursorPager } from './cursor-pager.js';
+import type { CatalogueItem, Inventory, InventoryPage, StockLocation } from '../types.js';
+import { cell, tableBox } from '../widgets.js';
+import { cursorPager, errorRow, pageFailed } from './cursor-pager.js';
 import { SKU } from './sku.js';
+import { readSku } from './sku-read.js';
+import { DEFAULT_LOCATION } from '../../../inventory/locations/default-location.js';
 
 const LIST_PAGE = 20;
 /** PUT /admin/inventory/{sku} and the console's "On hand" set the stock of this location. */
-const DEFAULT_LOCATION = 'default';
 
 /** The link to a SKU's page. */
 export function skuHref(sku: string): string {
   return `/console/inventory/${encodeURIComponent(sku)}`;
 }
 
+/** Whether a SKU's stock is at `default` alone: only then does "On hand" here set it. */
+export function atDefaultAlone(i: Inventory): boolean {
+  return i.locations.every((l) => l.locationId === DEFAULT_LOCATION || (l.onHand === 0 && l.reserved === 0));
+}
+
 /**
- * The catalogue (every SKU, by SKU, "Low stock" filtering it), a SKU looked up by its code, and its
- * on-hand stock at the location default set (price and currency stay as they are).
+ * The catalogue (every SKU, by SKU; a "Location" whose figures it shows, "Low stock" filtering it
+ * and naming where), a SKU looked up by its code, and — for a SKU kept at `default` alone — its
+ * on-hand stock set there; any other SKU's stock is set on its page, by location.
  */
 export function inventoryView(main: HTMLElement, nav: Nav): void {
   document.title = 'Inventory · TCC operator console';
@@ -29,7 +37,10 @@ export function inventoryView(main: HTMLElement, nav: Nav): void {
   const result = h('div');
   const params = new URLSearchParams(location.search);
   const low = h('input', { id: lowId, type: 'checkbox', name: 'lowStock', checked: params.get('lowStock') === 'true', onchange: () => filterChanged() });
-  const listBody = h('tbody', null, h('tr', null, h('td', { colspan: 5, class: 'empty' }, 'Loading…')));
+  const locationId = uid('list-location');
+  const locationSelect = h('select', { id: locationId, name: 'location', onchange: () => filterChanged() }, h('option', { value: '' }, 'All locations'));
+  const wanted = params.get('location') ?? '';
+  const listBody = h('tbody', null, h('tr', null, h('td', { colspan: 6, class: 'empty' }, 'Loading…')));
   const listCount = h('p', { class: 'hint', role: 'status' });
   const pager = cursorPager('Catalogue pages', () => void loadList());
   let item: Inventory | undefined;
@@ -37,7 +48,7 @@ export function inventoryView(main: HTMLElement, nav: Nav): void {
 
   show(
     main,
-    h('h1', null, 'Inventory'),
+    h('div', { class: 'title-row' }, h('h1', null, 'Inventory'), can('inventory:write') ? h('div', { class: 'actions' }, nav.link('/console/inventory/import', 'Import from a file')) : null),
     h(
       'section',
       { class: 'card' },
@@ -55,20 +66,58 @@ export function inventoryView(main: HTMLElement, nav: Nav): void {
       'section',
       { class: 'card', 'aria-labelledby': 'catalogue-heading' },
       h('h2', { id: 'catalogue-heading' }, 'Catalogue'),
-      h('div', { class: 'filters' }, h('div', { class: 'field inline check' }, low, h('label', { for: lowId }, 'Low stock')), listCount),
       h(
         'div',
-        { class: 'table-wrap' },
-        h('table', null, h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'SKU'), h('th', { scope: 'col' }, 'Name'), numCol('On hand'), numCol('Reserved'), numCol('Available'))), listBody),
+        { class: 'filters' },
+        h('div', { class: 'field' }, h('label', { for: locationId }, 'Location'), locationSelect),
+        h('div', { class: 'field inline check' }, low, h('label', { for: lowId }, 'Low stock')),
+        listCount,
+      ),
+      tableBox(
+        'Catalogue table',
+        h(
+          'table',
+          { class: 'cards' },
+          h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'SKU'), h('th', { scope: 'col' }, 'Name'), numCol('On hand'), numCol('Reserved'), numCol('Available'), h('th', { scope: 'col' }, 'Low at'))),
+          listBody,
+        ),
       ),
       pager.element,
     ),
   );
 
+  /** The locations to choose from (the one in the URL kept, even before the list arrives). */
+  async function loadLocations(): Promise<void> {
+    try {
+      const list = (await api<{ data: StockLocation[] }>('GET', '/admin/locations')).data;
+      show(
+        locationSelect,
+        h('option', { value: '', selected: wanted === '' }, 'All locations'),
+        list.map((l) => h('option', { value: l.id, selected: l.id === wanted }, `${l.name !== l.id ? `${l.name} (${l.id})` : l.id}${l.active ? '' : ' — inactive'}`)),
+      );
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 401)) listCount.textContent = `The locations cannot be loaded: ${(err as Error).message}`;
+    }
+  }
+
+  /** The catalogue query for the filters as they stand. */
+  function listQuery(): URLSearchParams {
+    const q = new URLSearchParams({ limit: String(LIST_PAGE) });
+    const at = locationSelect.value;
+    if (at) q.set('locationId', at);
+    // Low stock at a location: the SKU's threshold against that location's available; over all of
+    // them: low in all or at any one, so a store that ran out shows though the warehouses are full.
+    if (low.checked) q.set(at ? 'lowAt' : 'lowAnywhere', at || 'true');
+    if (pager.cursor) q.set('cursor', pager.cursor);
+    return q;
+  }
+
   function filterChanged(): void {
     const q = new URLSearchParams(location.search);
     if (low.checked) q.set('lowStock', 'true');
     else q.delete('lowStock');
+    if (locationSelect.value) q.set('location', locationSelect.value);
+    else q.delete('location');
     const search = q.toString();
     history.replaceState(null, '', `/console/inventory${search ? `?${search}` : ''}`);
     pager.reset();
@@ -76,45 +125,47 @@ export function inventoryView(main: HTMLElement, nav: Nav): void {
   }
 
   async function loadList(): Promise<void> {
-    const q = new URLSearchParams({ limit: String(LIST_PAGE) });
-    if (low.checked) q.set('lowStock', 'true');
-    if (pager.cursor) q.set('cursor', pager.cursor);
-    const asked = q.toString();
+    const asked = listQuery().toString();
     try {
       const page = await api<InventoryPage>('GET', `/admin/inventory?${asked}`);
       // A filter changed while this page was on its way: the newer request shows its own.
-      const now = new URLSearchParams({ limit: String(LIST_PAGE) });
-      if (low.checked) now.set('lowStock', 'true');
-      if (pager.cursor) now.set('cursor', pager.cursor);
-      if (now.toString() !== asked) return;
+      if (listQuery().toString() !== asked) return;
+      const at = locationSelect.value;
       show(
         listBody,
         page.data.length === 0
-          ? h('tr', null, h('td', { colspan: 5, class: 'empty' }, low.checked ? 'No SKU is low on stock.' : 'No SKUs yet.'))
-          : page.data.map((i) => {
-              const isLow = i.lowStockThreshold > 0 && i.available <= i.lowStockThreshold;
-              return h(
-                'tr',
-                null,
-                h('td', null, nav.link(skuHref(i.sku), i.sku), isLow ? ' ' : null, isLow ? h('span', { class: 'flag', title: `At or below its threshold of ${i.lowStockThreshold}` }, 'low') : null),
-                h('td', { class: 'wrap' }, i.name),
-                h('td', { class: 'num' }, String(i.onHand)),
-                h('td', { class: 'num' }, String(i.reserved)),
-                h('td', { class: 'num' }, String(i.available)),
-              );
-            }),
+          ? h('tr', null, h('td', { colspan: 6, class: 'empty' }, low.checked ? `No SKU is low on stock${at ? ` at ${at}` : ''}.` : at ? `No SKU has stock at ${at}.` : 'No SKUs yet.'))
+          : page.data.map((i) => row(i, at)),
       );
-      listCount.textContent = low.checked ? 'Only SKUs at or below their low-stock threshold.' : '';
+      listCount.textContent = low.checked
+        ? at
+          ? `Only SKUs whose available at ${at} is at or below their low-stock threshold.`
+          : 'Only SKUs at or below their low-stock threshold, in all or at a location; "Low at" names the locations that are low (available there).'
+        : at
+          ? `On hand, reserved and available at ${at}.`
+          : '';
       pager.loaded(page.nextCursor);
     } catch (err) {
-      if (err instanceof ApiError && err.status === 401) return;
-      if (err instanceof ApiError && err.status === 400 && pager.cursor) {
-        pager.reset();
-        return loadList();
-      }
-      show(listBody, h('tr', null, h('td', { colspan: 5, class: 'empty' }, h('span', { class: 'message error', role: 'alert' }, `The SKUs cannot be loaded: ${(err as Error).message}`))));
-      pager.loaded(null);
+      if (pageFailed(pager, err, (m) => show(listBody, errorRow(6, `The SKUs cannot be loaded: ${m}`)))) return loadList();
     }
+  }
+
+  /** A SKU's row: its figures over every location, or at the one chosen; where it is low. */
+  function row(i: CatalogueItem, at: string): HTMLElement {
+    const there = at ? i.locations.find((l) => l.locationId === at) : undefined;
+    const fig = there ?? i;
+    const isLow = i.lowStockThreshold > 0 && i.available <= i.lowStockThreshold;
+    const lowAt = i.lowAt.map((id) => `${id} (${i.locations.find((l) => l.locationId === id)?.available ?? 0})`).join(', ');
+    return h(
+      'tr',
+      null,
+      cell('SKU', { class: 'card-title' }, nav.link(skuHref(i.sku), i.sku), isLow ? ' ' : null, isLow ? h('span', { class: 'flag', title: `At or below its threshold of ${i.lowStockThreshold}` }, 'low') : null),
+      cell('Name', { class: 'wrap' }, i.name),
+      cell('On hand', { class: 'num' }, String(fig.onHand)),
+      cell('Reserved', { class: 'num' }, String(fig.reserved)),
+      cell('Available', { class: 'num' }, String(fig.available)),
+      cell('Low at', { class: lowAt ? 'low-at' : 'empty-cell' }, lowAt),
+    );
   }
 
   async function lookUp(e?: Event): Promise<void> {
@@ -132,7 +183,7 @@ export function inventoryView(main: HTMLElement, nav: Nav): void {
     q.set('sku', sku);
     history.replaceState(null, '', `/console/inventory?${q}`);
     try {
-      showItem(await api<Inventory>('GET', `/inventory/${seg(sku)}`));
+      showItem(await readSku(sku));
     } catch (err) {
       lookMessage.className = 'message error';
       lookMessage.textContent = err instanceof ApiError && err.status === 404 ? `There is no SKU ${sku}.` : (err as Error).message;
@@ -142,32 +193,40 @@ export function inventoryView(main: HTMLElement, nav: Nav): void {
   function showItem(i: Inventory): HTMLElement {
     item = i;
     const atDefault = i.locations.find((l) => l.locationId === DEFAULT_LOCATION);
-    const elsewhere = i.locations.some((l) => l.locationId !== DEFAULT_LOCATION && l.onHand > 0);
     const onHand = h('input', { id: onHandId, name: 'onHand', type: 'number', min: 0, max: 1_000_000_000, step: 1, value: atDefault?.onHand ?? 0, inputmode: 'numeric', 'aria-describedby': `${onHandId}-hint` });
     const saveMessage = h('p', { class: 'message', role: 'status' });
     const save = h('button', { type: 'submit', class: 'primary' }, 'Save');
     const fig = (label: string, value: string) => h('div', { class: 'figure' }, h('dt', null, label), h('dd', null, value));
+    const headingId = uid('looked-up');
+    const held = i.locations.filter((l) => l.onHand > 0 || l.reserved > 0).map((l) => `${l.locationId} ${l.onHand}`);
+    // "On hand" here is the stock at default: typed for a SKU kept elsewhere, it would create stock
+    // where the shop does not keep it. Such a SKU's stock is set on its page, location by location.
+    const setHere = atDefaultAlone(i);
+    const mayWrite = can('inventory:write');
     show(
       result,
       h(
         'section',
-        { class: 'card' },
-        h('h2', null, i.name && i.name !== i.sku ? `${i.name} ` : '', h('code', null, i.sku)),
+        { class: 'card', 'aria-labelledby': headingId },
+        h('h2', { id: headingId }, i.name && i.name !== i.sku ? `${i.name} ` : '', h('code', null, i.sku)),
         h('dl', { class: 'figure-list narrow' }, fig('Price', money(i.priceMinor, i.currency)), fig('On hand', String(i.onHand)), fig('Reserved', String(i.reserved)), fig('Available', String(i.available))),
-        h(
-          'form',
-          { class: 'row-form', onsubmit: (e: Event) => void submit(e) },
-          h(
-            'div',
-            { class: 'field' },
-            h('label', { for: onHandId }, 'On hand'),
-            onHand,
-            h('p', { id: `${onHandId}-hint`, class: 'hint' }, elsewhere ? `At the location ${DEFAULT_LOCATION}; the others are on the SKU's page.` : `At the location ${DEFAULT_LOCATION}.`),
-          ),
-          h('div', { class: 'actions' }, save),
-        ),
+        !mayWrite
+          ? null
+          : setHere
+          ? h(
+              'form',
+              { class: 'row-form', onsubmit: (e: Event) => void submit(e) },
+              h('div', { class: 'field' }, h('label', { for: onHandId }, 'On hand'), onHand, h('p', { id: `${onHandId}-hint`, class: 'hint' }, `At the location ${DEFAULT_LOCATION}, where all of its stock is.`)),
+              h('div', { class: 'actions' }, save),
+            )
+          : h(
+              'p',
+              { class: 'message info' },
+              `Its stock is kept by location (${held.join(', ')}): set it there, with a reason the ledger records. `,
+              nav.link(skuHref(i.sku), `Set stock on the page of ${i.sku}`),
+            ),
         saveMessage,
-        h('p', null, nav.link(skuHref(i.sku), `${i.sku}: locations, adjustments and movements`)),
+        setHere || !mayWrite ? h('p', null, nav.link(skuHref(i.sku), `${i.sku}: ${mayWrite ? 'locations, adjustments and movements' : 'locations and movements'}`)) : null,
       ),
     );
     return saveMessage;
@@ -203,7 +262,7 @@ export function inventoryView(main: HTMLElement, nav: Nav): void {
           text = `Not saved: on hand at ${DEFAULT_LOCATION} cannot be less than what orders have reserved there (${seen?.reserved ?? 0} reserved).`;
         if (err instanceof ApiError && err.code === 'STOCK_CHANGED') {
           try {
-            const fresh = showItem(await api<Inventory>('GET', `/inventory/${seg(current.sku)}`));
+            const fresh = showItem(await readSku(current.sku));
             fresh.className = 'message error';
             fresh.textContent = `Not saved: on hand at ${DEFAULT_LOCATION} changed since it was shown (a sale or another change). The figures are now up to date: check them and save again.`;
             return;
@@ -219,7 +278,7 @@ export function inventoryView(main: HTMLElement, nav: Nav): void {
     }
   }
 
-  void loadList();
+  void loadLocations().then(() => loadList());
   const given = params.get('sku');
   if (given) {
     skuInput.value = given;

@@ -10,3 +10,18 @@ export function notFoundView(main: HTMLElement, nav: Nav, text: string, heading 
     h('section', { class: 'card' }, h('p', { class: 'message error', role: 'alert' }, text), h('p', null, nav.link('/console', 'Go to the orders'), ' · ', nav.link('/console/inventory', 'Inventory'))),
   );
 }
+
+/** A console page the session's role may not open (the API would refuse it 403): says so, with the way back. */
+export function notAllowedView(main: HTMLElement, nav: Nav, page: string, role: string | null): void {
+  document.title = `Not allowed · TCC operator console`;
+  show(
+    main,
+    h('h1', null, 'Not allowed'),
+    h(
+      'section',
+      { class: 'card' },
+      h('p', { class: 'message error', role: 'alert' }, `${page}: your role${role ? ` (${role})` : ''} does not allow this page. An admin can change your role.`),
+      h('p', null, nav.link('/console', 'Go to the orders'), ' · ', nav.link('/console/inventory', 'Inventory')),
+    ),
+  );
+}

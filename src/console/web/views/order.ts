@@ -1,13 +1,16 @@
-import { api, ApiError, seg } from '../api.js';
+import { api, ApiError, can, seg } from '../api.js';
 import { h, show, uid } from '../dom.js';
 import { money, orDash, relative, time } from '../format.js';
 import { listUrl } from '../lifecycle.js';
 import type { Nav } from '../nav.js';
-import type { AdminOrder, GatewayPayment, TimelineEvent } from '../types.js';
+import type { AdminOrder, TimelineEvent } from '../types.js';
 import { autoRefresh, copyButton } from '../widgets.js';
 import { attentionNotice } from './attention.js';
 import { notFoundView } from './not-found.js';
+import { PAYMENT_HOLD_EVENTS, paymentHold } from './payment-hold.js';
 import { statusBadge } from './orders.js';
+import { paymentBlock } from './payment.js';
+import { nextStep } from './waiting.js';
 
 interface Action {
   label: string;
@@ -30,15 +33,13 @@ function actionsFor(o: AdminOrder): Action[] {
   return [...(byState[o.status] ?? []), ...(o.needsAttention ? [ACKNOWLEDGE] : [])];
 }
 
-/** The gateway can hold a payment only for an order that reached it. */
-const reachedGateway = (o: AdminOrder) => o.confirmAttempts > 0 || o.paymentId !== null || o.refundStatus !== null;
-
 /** One order: what it is, what happened to it, and the operator's actions on it. */
 export function orderView(main: HTMLElement, nav: Nav, id: string): void {
   document.title = `Order ${id} · TCC operator console`;
   const details = h('div', { 'aria-busy': 'true' }, h('p', { class: 'hint' }, 'Loading…'));
   const attention = h('div');
-  const payment = h('div', null, h('p', { class: 'hint' }, 'Loading…'));
+  const payment = paymentBlock(id);
+  const hold = h('div');
   const timeline = h('ol', { class: 'timeline' });
   const reasonId = uid('reason');
   const reason = h('input', { id: reasonId, type: 'text', name: 'reason', maxlength: 500, autocomplete: 'off', 'aria-describedby': `${reasonId}-hint` });
@@ -55,7 +56,6 @@ export function orderView(main: HTMLElement, nav: Nav, id: string): void {
   const actionForm = h('form', { class: 'action-form', onsubmit: (e: Event) => e.preventDefault() }, reasonField, buttons, confirmBox);
   let current: AdminOrder | undefined;
   let events: TimelineEvent[] = [];
-  let paymentShownFor: string | undefined;
 
   show(
     main,
@@ -63,15 +63,20 @@ export function orderView(main: HTMLElement, nav: Nav, id: string): void {
     h('div', { class: 'title-row' }, h('h1', null, 'Order ', h('code', { class: 'order-id' }, id)), autoRefresh(() => load())),
     attention,
     h('section', { class: 'card', 'aria-labelledby': 'details-heading' }, h('h2', { id: 'details-heading', class: 'visually-hidden' }, 'Details'), details),
-    h('section', { class: 'card', 'aria-labelledby': 'actions-heading' }, h('h2', { id: 'actions-heading' }, 'Actions'), actionForm, outcome),
-    h('section', { class: 'card', 'aria-labelledby': 'payment-heading' }, h('h2', { id: 'payment-heading' }, 'Payment'), payment),
+    // The evidence before the decision: what the gateway holds and what happened, then the actions.
+    h('section', { class: 'card', 'aria-labelledby': 'payment-heading' }, h('h2', { id: 'payment-heading' }, 'Payment'), hold, payment.element),
     h('section', { class: 'card', 'aria-labelledby': 'timeline-heading' }, h('h2', { id: 'timeline-heading' }, 'Timeline'), timeline),
+    // Only a role that may change orders is offered the actions (the API refuses the others 403).
+    can('orders:write')
+      ? h('section', { class: 'card', 'aria-labelledby': 'actions-heading' }, h('h2', { id: 'actions-heading' }, 'Actions'), actionForm, outcome)
+      : h('section', { class: 'card', 'aria-labelledby': 'actions-heading' }, h('h2', { id: 'actions-heading' }, 'Actions'), h('p', { class: 'hint' }, 'None for your role: it may look at orders but not change them.')),
   );
 
   function showOrder(o: AdminOrder): void {
     const changed = current?.updatedAt !== o.updatedAt || current?.status !== o.status;
     current = o;
     details.removeAttribute('aria-busy');
+    show(hold, paymentHold(o));
     const row = (label: string, ...value: (Node | string | null)[]) => h('div', { class: 'detail' }, h('dt', null, label), h('dd', null, ...value));
     const when = (iso: string | null) => (iso ? [time(iso), h('span', { class: 'relative' }, ` (${relative(iso)})`)] : ['—']);
     const holding = o.status === 'TRY_SUCCESS' || o.status === 'CONFIRM_PENDING';
@@ -85,6 +90,7 @@ export function orderView(main: HTMLElement, nav: Nav, id: string): void {
         row('Amount', money(o.amountMinor, o.currency)),
         holding ? row('Expires', ...when(o.reservationExpiresAt)) : row('Reservation expiry', time(o.reservationExpiresAt)),
         row('Attempts', String(o.confirmAttempts)),
+        o.status === 'CONFIRM_PENDING' && o.lastOutcome ? row('Waiting on', o.lastOutcome.text) : null,
         o.status === 'CONFIRM_PENDING' ? row('Next step', nextStep(o)) : null,
         row('Refund status', orDash(o.refundStatus)),
         row('Needs attention', o.needsAttention ? 'Yes' : 'No'),
@@ -97,7 +103,7 @@ export function orderView(main: HTMLElement, nav: Nav, id: string): void {
       h('h3', null, 'Items'),
       h(
         'div',
-        { class: 'table-wrap' },
+        { class: 'table-wrap', tabindex: 0, role: 'group', 'aria-label': 'Items table' },
         h(
           'table',
           { class: 'items' },
@@ -155,7 +161,7 @@ export function orderView(main: HTMLElement, nav: Nav, id: string): void {
       h(
         'div',
         { class: 'confirm', role: 'alertdialog', 'aria-label': `Confirm ${a.label.toLowerCase()}`, 'aria-describedby': `${reasonId}-confirm` },
-        h('p', { id: `${reasonId}-confirm` }, `${a.confirm} order `, h('code', null, o.id), ` for ${money(o.amountMinor, o.currency)}?`, a === FORCE_CONFIRM ? ' Only when it was paid outside the gateway.' : ''),
+        h('p', { id: `${reasonId}-confirm` }, `${a.confirm} order `, h('code', null, o.id), ` for ${money(o.amountMinor, o.currency)}? `, payment.note(a === FORCE_CONFIRM ? 'confirm' : 'cancel')),
         h('div', { class: 'actions' }, yes, h('button', { type: 'button', onclick: () => show(confirmBox) }, 'No, keep it')),
       ),
     );
@@ -173,7 +179,7 @@ export function orderView(main: HTMLElement, nav: Nav, id: string): void {
       reason.value = '';
       outcome.className = 'message ok';
       outcome.textContent = before === o.status ? `${a.done}: the order is still ${o.status}.` : `${a.done}: the order is now ${o.status}.`;
-      await Promise.all([loadTimeline(), loadPayment(o, true)]);
+      await Promise.all([loadTimeline(), payment.load(o, true)]);
     } catch (err) {
       if (!(err instanceof ApiError && err.status === 401)) fail(`${a.label} refused: ${(err as Error).message}`);
     } finally {
@@ -209,55 +215,11 @@ export function orderView(main: HTMLElement, nav: Nav, id: string): void {
     if (current) show(attention, attentionNotice(current, events));
   }
 
-  /** Asks the gateway again only when the order changed since it was last asked (or when told to). */
-  async function loadPayment(o: AdminOrder, force = false): Promise<void> {
-    if (!reachedGateway(o)) return void show(payment, h('p', { class: 'hint' }, 'The order has not reached the payment gateway.'));
-    if (!force && paymentShownFor === o.updatedAt) return;
-    paymentShownFor = o.updatedAt;
-    try {
-      const r = await api<{ data: GatewayPayment[] }>('GET', `/admin/orders/${seg(id)}/payment`);
-      showPayments(r.data);
-    } catch (err) {
-      paymentShownFor = undefined;
-      if (!(err instanceof ApiError && err.status === 401)) show(payment, h('p', { class: 'message error' }, `The gateway cannot be asked now: ${(err as Error).message}`));
-    }
-  }
-
-  function showPayments(list: GatewayPayment[]): void {
-    if (list.length === 0) return void show(payment, h('p', { class: 'hint' }, 'The gateway holds no payment for this order.'));
-    show(
-      payment,
-      h(
-        'div',
-        { class: 'table-wrap' },
-        h(
-          'table',
-          { class: 'payments' },
-          h('thead', null, h('tr', null, [['Payment id'], ['Status'], ['Captured', 'num'], ['Refunded', 'num']].map(([c, cls]) => h('th', { scope: 'col', class: cls }, c)))),
-          h(
-            'tbody',
-            null,
-            list.map((p) =>
-              h(
-                'tr',
-                null,
-                h('td', null, h('code', null, p.id), ' ', copyButton(p.id, 'payment id')),
-                h('td', null, p.status),
-                h('td', { class: 'num' }, money(p.status === 'succeeded' ? p.amountMinor : 0, p.currency)),
-                h('td', { class: 'num' }, money(p.refundedMinor, p.currency)),
-              ),
-            ),
-          ),
-        ),
-      ),
-    );
-  }
-
   async function load(): Promise<void> {
     try {
       const o = await api<AdminOrder>('GET', `/admin/orders/${seg(id)}`);
       showOrder(o);
-      await Promise.all([loadTimeline(), loadPayment(o)]);
+      await Promise.all([loadTimeline(), payment.load(o)]);
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) return;
       if (err instanceof ApiError && err.status === 404) return notFoundView(main, nav, `There is no order ${id}.`, 'Order not found');
@@ -267,18 +229,6 @@ export function orderView(main: HTMLElement, nav: Nav, id: string): void {
   }
 
   void load();
-}
-
-/**
- * When a CONFIRM_PENDING order's next step runs, in words: its next retry, unless its reservation
- * expires first — then the expiry's gateway lookup decides it.
- */
-function nextStep(o: AdminOrder): string {
-  const expiry = Date.parse(o.reservationExpiresAt);
-  const next = o.nextActionAt ? Date.parse(o.nextActionAt) : undefined;
-  if (next === undefined && !(expiry > Date.now())) return 'when its current attempt ends';
-  if (next === undefined || expiry <= next) return expiry <= Date.now() ? 'gateway lookup at its expiry, due now' : `gateway lookup at its expiry, ${relative(o.reservationExpiresAt)}`;
-  return next <= Date.now() ? 'next retry due now' : `next retry ${relative(o.nextActionAt)}`;
 }
 
 /** An event's data as "key: value" pairs, one line. */
@@ -299,6 +249,7 @@ const EVENT_TITLES: Record<string, string> = {
   'operator.force_cancel': 'Operator forced Cancel',
   'operator.acknowledge': 'Operator acknowledged',
   'operator.retry_now': 'Operator asked to retry now',
+  ...PAYMENT_HOLD_EVENTS,
 };
 
 /** A duration in words: "12 min", "45 s", "2 h 5 min". */

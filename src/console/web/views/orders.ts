@@ -1,16 +1,19 @@
-import { api, ApiError, seg } from '../api.js';
+import { api, ApiError, can, seg } from '../api.js';
 import { h, show, uid } from '../dom.js';
 import { BREAKER_TEXT, money, ORDER_STATUSES, relative, shortTime } from '../format.js';
 import { rememberList } from '../lifecycle.js';
 import type { Nav } from '../nav.js';
 import type { AdminOrder, Filters, OrderCounts, OrderPage, Stats } from '../types.js';
-import { autoRefresh } from '../widgets.js';
+import { autoRefresh, cell } from '../widgets.js';
 import { bulkCancel } from './bulk-cancel.js';
+import { waiting } from './waiting.js';
 
 const PAGE_SIZE = 20;
 const SKU = /^[A-Za-z0-9_.:-]{1,64}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const HOLDING = ['TRY_SUCCESS', 'CONFIRM_PENDING'];
+/** The start of an order id, 8 characters or more, as Search takes it. */
+const ID_PREFIX = /^[0-9a-f]{8}(?:-?[0-9a-f-]{0,27})$/i;
 
 interface Position {
   page: number;
@@ -27,7 +30,9 @@ function filtersOf(q: URLSearchParams): Filters {
     customerId: (q.get('customer') ?? '').slice(0, 128),
     sku: SKU.test(sku) ? sku : '',
     olderThanMinutes: /^\d{1,7}$/.test(older) ? older : '',
-    sort: q.get('sort') === 'newest' ? 'newest' : 'oldest',
+    idPrefix: ID_PREFIX.test(q.get('id') ?? '') ? q.get('id')!.toLowerCase() : '',
+    // Newest first unless asked: what just went wrong is what an operator opens the list for.
+    sort: q.get('sort') === 'oldest' ? 'oldest' : 'newest',
   };
 }
 
@@ -45,7 +50,8 @@ export function listHref(f: Filters, at: Position = { page: 1, cursor: null }): 
   if (f.customerId) q.set('customer', f.customerId);
   if (f.sku) q.set('sku', f.sku);
   if (f.olderThanMinutes) q.set('olderThan', f.olderThanMinutes);
-  if (f.sort === 'newest') q.set('sort', 'newest');
+  if (f.idPrefix) q.set('id', f.idPrefix);
+  if (f.sort === 'oldest') q.set('sort', 'oldest');
   if (at.cursor) {
     q.set('page', String(at.page));
     q.set('cursor', at.cursor);
@@ -62,6 +68,7 @@ function apiQuery(f: Filters, withStatus: boolean): URLSearchParams {
   if (f.customerId) q.set('customerId', f.customerId);
   if (f.sku) q.set('sku', f.sku);
   if (f.olderThanMinutes) q.set('olderThanMinutes', f.olderThanMinutes);
+  if (f.idPrefix) q.set('idPrefix', f.idPrefix);
   return q;
 }
 
@@ -91,7 +98,7 @@ export function ordersView(main: HTMLElement, nav: Nav): void {
     h('option', { value: 'newest', selected: filters.sort === 'newest' }, 'Newest first'),
     h('option', { value: 'oldest', selected: filters.sort === 'oldest' }, 'Oldest first'),
   );
-  const search = h('input', { id: ids.search, type: 'search', name: 'search', maxlength: 128, autocomplete: 'off', spellcheck: 'false', placeholder: 'order id, transaction id or customer' });
+  const search = h('input', { id: ids.search, type: 'search', name: 'search', maxlength: 128, autocomplete: 'off', spellcheck: 'false', placeholder: 'order id, its first 8 characters, or a customer' });
   const figures = h('div', { class: 'figures', 'aria-busy': 'true' }, h('p', { class: 'hint' }, 'Loading…'));
   const total = h('p', { class: 'total', role: 'status' });
   const body = h('tbody');
@@ -116,32 +123,38 @@ export function ordersView(main: HTMLElement, nav: Nav): void {
         field(ids.search, 'Search', search),
         h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Search')),
       ),
+      // On a phone the filters fold away under their summary, so the list is on the first screen.
       h(
-        'form',
-        { class: 'filters', onsubmit: (e: Event) => (e.preventDefault(), apply()) },
-        field(ids.status, 'Status', statusSelect),
-        field(ids.customer, 'Customer', customer),
-        field(ids.sku, 'SKU', sku),
-        field(ids.older, 'Older than (minutes)', older),
-        field(ids.sort, 'Sort', sort),
-        h('div', { class: 'field inline check' }, attention, h('label', { for: ids.attention }, 'Needs attention')),
-        h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Apply'), filtered(filters) ? nav.link('/console', 'Clear filters') : null),
+        'details',
+        { class: 'filter-box', open: !matchMedia('(max-width: 640px)').matches },
+        h('summary', null, 'Filters', h('span', { class: 'hint' }, ` ${summary(filters)}`)),
+        h(
+          'form',
+          { class: 'filters', onsubmit: (e: Event) => (e.preventDefault(), apply()) },
+          field(ids.status, 'Status', statusSelect),
+          field(ids.customer, 'Customer', customer),
+          field(ids.sku, 'SKU', sku),
+          field(ids.older, 'Older than (minutes)', older),
+          field(ids.sort, 'Sort', sort),
+          h('div', { class: 'field inline check' }, attention, h('label', { for: ids.attention }, 'Needs attention')),
+          h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Apply'), filtered(filters) ? nav.link('/console', 'Clear filters') : null),
+        ),
       ),
-      h('div', { class: 'list-head' }, total, h('button', { type: 'button', onclick: () => bulkCancel(bulk, filters, () => void refresh()) }, 'Cancel matching')),
+      h('div', { class: 'list-head' }, total, can('orders:write') ? h('button', { type: 'button', onclick: () => bulkCancel(bulk, filters, () => void refresh()) }, 'Cancel matching') : null),
       bulk,
       h(
         'div',
-        { class: 'table-wrap' },
+        { class: 'table-wrap', tabindex: 0, role: 'group', 'aria-label': 'Orders table' },
         h(
           'table',
-          { class: 'orders' },
+          { class: 'orders cards' },
           h(
             'thead',
             null,
             h(
               'tr',
               null,
-              [['Order'], ['Created (UTC)'], ['Status'], ['Customer'], ['Amount', 'num'], ['Expires (UTC)'], ['Attempts', 'num']].map(([c, cls]) => h('th', { scope: 'col', class: cls }, c)),
+              [['Order'], ['Created (UTC)'], ['Status'], ['Customer'], ['Amount', 'num'], ['Waiting on'], ['Expires (UTC)'], ['Attempts', 'num']].map(([c, cls]) => h('th', { scope: 'col', class: cls }, c)),
             ),
           ),
           body,
@@ -168,7 +181,8 @@ export function ordersView(main: HTMLElement, nav: Nav): void {
       customerId: customer.value.trim().slice(0, 128),
       sku: sku_,
       olderThanMinutes: older_,
-      sort: sort.value === 'newest' ? 'newest' : 'oldest',
+      idPrefix: filters.idPrefix,
+      sort: sort.value === 'oldest' ? 'oldest' : 'newest',
     };
     if (sku_ && !SKU.test(sku_)) return fail('A SKU is 1-64 characters of letters, digits and _ . : -');
     if (older_ && !/^\d{1,7}$/.test(older_)) return fail('Older than (minutes) must be a whole number from 0 to 9999999.');
@@ -186,12 +200,17 @@ export function ordersView(main: HTMLElement, nav: Nav): void {
     message.textContent = text;
   }
 
-  /** Search: an order id or transaction id opens that order; anything else filters by customer. */
+  /**
+   * Search: an order id or transaction id opens that order; the start of one (8 characters or
+   * more) lists the orders whose id starts so; anything else, or a start no order has, filters by
+   * customer.
+   */
   async function find(e: Event): Promise<void> {
     e.preventDefault();
     const text = search.value.trim();
     if (!text) return;
     const uuid = /^tcc-/.test(text) ? text.slice(4) : text;
+    const fresh: Filters = { status: '', needsAttention: false, sku: '', olderThanMinutes: '', customerId: '', idPrefix: '', sort: filters.sort };
     if (UUID.test(uuid)) {
       try {
         const o = await api<AdminOrder>('GET', `/admin/orders/${seg(uuid)}`);
@@ -202,8 +221,16 @@ export function ordersView(main: HTMLElement, nav: Nav): void {
       } catch (err) {
         if (!(err instanceof ApiError && err.status === 404)) return fail((err as Error).message);
       }
+    } else if (ID_PREFIX.test(uuid)) {
+      try {
+        const found = await api<OrderPage>('GET', `/admin/orders?idPrefix=${encodeURIComponent(uuid)}&limit=1`);
+        if (found.data.length > 0) return void nav.push(listHref({ ...fresh, idPrefix: uuid.toLowerCase() }), { trail: [] });
+      } catch (err) {
+        // Not the start of an id after all (a dash out of place): a customer, then.
+        if (!(err instanceof ApiError && err.status === 400)) return fail((err as Error).message);
+      }
     }
-    nav.push(listHref({ ...filters, status: '', needsAttention: false, sku: '', olderThanMinutes: '', customerId: text.slice(0, 128) }), { trail: [] });
+    nav.push(listHref({ ...fresh, customerId: text.slice(0, 128) }), { trail: [] });
   }
 
   async function refresh(): Promise<void> {
@@ -235,7 +262,7 @@ export function ordersView(main: HTMLElement, nav: Nav): void {
   async function loadCounts(): Promise<void> {
     try {
       const c = await api<OrderCounts>('GET', `/admin/orders/counts?${apiQuery(filters, true)}`);
-      total.textContent = `${c.total} ${c.total === 1 ? 'order' : 'orders'}`;
+      total.textContent = `${c.total} ${c.total === 1 ? 'order' : 'orders'}${filters.idPrefix ? ` whose id starts with ${filters.idPrefix}` : ''}`;
       const selected = statusSelect.value;
       show(statusSelect, statusOptions(selected, c));
     } catch (err) {
@@ -245,24 +272,27 @@ export function ordersView(main: HTMLElement, nav: Nav): void {
 
   function showRows(orders: AdminOrder[]): void {
     if (orders.length === 0) {
-      show(body, h('tr', null, h('td', { colspan: 7, class: 'empty' }, 'No orders match these filters.')));
+      show(body, h('tr', null, h('td', { colspan: 8, class: 'empty' }, 'No orders match these filters.')));
       return;
     }
     show(
       body,
-      orders.map((o) =>
-        h(
+      orders.map((o) => {
+        const holding = HOLDING.includes(o.status);
+        return h(
           'tr',
           null,
-          h('td', null, nav.link(`/console/orders/${o.id}`, h('code', null, o.id)), o.needsAttention ? h('span', { class: 'flag', title: 'Needs attention' }, ' needs attention') : null),
-          h('td', { title: relative(o.createdAt) }, shortTime(o.createdAt)),
-          h('td', null, statusBadge(o.status)),
-          h('td', null, o.customerId),
-          h('td', { class: 'num' }, money(o.amountMinor, o.currency)),
-          h('td', { title: HOLDING.includes(o.status) ? relative(o.reservationExpiresAt) : '' }, shortTime(o.reservationExpiresAt)),
-          h('td', { class: 'num' }, String(o.confirmAttempts)),
-        ),
-      ),
+          cell('Order', { class: 'card-title' }, nav.link(`/console/orders/${o.id}`, h('code', null, o.id)), o.needsAttention ? h('span', { class: 'flag', title: 'Needs attention' }, ' needs attention') : null),
+          cell('Created (UTC)', { title: relative(o.createdAt) }, shortTime(o.createdAt)),
+          cell('Status', null, statusBadge(o.status)),
+          cell('Customer', null, o.customerId),
+          cell('Amount', { class: 'num' }, money(o.amountMinor, o.currency)),
+          cell('Waiting on', { class: o.status === 'CONFIRM_PENDING' ? 'waiting' : 'empty-cell' }, waiting(o)),
+          // A finished order expires no more: its reservation is gone.
+          cell('Expires (UTC)', { title: holding ? relative(o.reservationExpiresAt) : '', class: holding ? '' : 'empty-cell' }, holding ? shortTime(o.reservationExpiresAt) : ''),
+          cell('Attempts', { class: 'num' }, String(o.confirmAttempts)),
+        );
+      }),
     );
   }
 
@@ -270,7 +300,7 @@ export function ordersView(main: HTMLElement, nav: Nav): void {
     try {
       const s = await api<Stats>('GET', '/admin/stats');
       figures.removeAttribute('aria-busy');
-      const empty: Filters = { status: '', needsAttention: false, customerId: '', sku: '', olderThanMinutes: '', sort: filters.sort };
+      const empty: Filters = { status: '', needsAttention: false, customerId: '', sku: '', olderThanMinutes: '', idPrefix: '', sort: filters.sort };
       // The whole figure is the link's target (CSS stretches it); its name is the figure's label.
       const figure = (href: string, label: string, value: string, alert: boolean) =>
         h('div', { class: `figure linked${alert ? ' alert' : ''}` }, h('dt', null, nav.link(href, label)), h('dd', null, value));
@@ -293,8 +323,22 @@ export function ordersView(main: HTMLElement, nav: Nav): void {
   void refresh();
 }
 
+/** The filters in force, in a few words: "CONFIRM_PENDING · customer c-ana · newest first". */
+function summary(f: Filters): string {
+  const parts = [
+    f.status,
+    f.needsAttention ? 'needs attention' : '',
+    f.customerId ? `customer ${f.customerId}` : '',
+    f.sku ? `SKU ${f.sku}` : '',
+    f.olderThanMinutes ? `older than ${f.olderThanMinutes} min` : '',
+    f.idPrefix ? `id ${f.idPrefix}…` : '',
+    f.sort === 'oldest' ? 'oldest first' : 'newest first',
+  ];
+  return parts.filter(Boolean).join(' · ');
+}
+
 function filtered(f: Filters): boolean {
-  return !!(f.status || f.needsAttention || f.customerId || f.sku || f.olderThanMinutes || f.sort === 'newest');
+  return !!(f.status || f.needsAttention || f.customerId || f.sku || f.olderThanMinutes || f.idPrefix || f.sort === 'oldest');
 }
 
 /** The Status select's options, each with its count under the other filters once they are known. */

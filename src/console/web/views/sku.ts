@@ -1,10 +1,13 @@
-import { api, ApiError, seg } from '../api.js';
+import { api, ApiError, can, seg } from '../api.js';
 import { h, show, uid } from '../dom.js';
 import { money, shortTime } from '../format.js';
 import type { Nav } from '../nav.js';
 import type { Inventory, Movement, MovementPage, StockLocation } from '../types.js';
-import { cursorPager } from './cursor-pager.js';
+import { cell } from '../widgets.js';
+import { cursorPager, errorRow, pageFailed } from './cursor-pager.js';
 import { notFoundView } from './not-found.js';
+import { readSku } from './sku-read.js';
+import { DEFAULT_LOCATION } from '../../../inventory/locations/default-location.js';
 
 /** A SKU, like the API's (API.md, "Admin API"). */
 export const SKU = /^[A-Za-z0-9_.:-]{1,64}$/;
@@ -20,6 +23,15 @@ const REASONS: [string, string][] = [
 ];
 
 const MOVEMENTS_PAGE = 20;
+
+/**
+ * The locations a SKU's table lists: `default` left out when it holds nothing and the SKU has stock
+ * elsewhere (every SKU has a row there; an empty one only distracts).
+ */
+export function shownLocations(i: Inventory): Inventory['locations'] {
+  const elsewhere = i.locations.some((l) => l.locationId !== DEFAULT_LOCATION && (l.onHand > 0 || l.reserved > 0));
+  return i.locations.filter((l) => !(elsewhere && l.locationId === DEFAULT_LOCATION && l.onHand === 0 && l.reserved === 0));
+}
 
 /** Who made a movement: the actor, and the console operator's name when one was given. */
 export function by(m: Pick<Movement, 'actor' | 'operator'>): string {
@@ -56,7 +68,7 @@ export function skuView(main: HTMLElement, nav: Nav, sku: string): void {
   async function load(): Promise<void> {
     let item: Inventory;
     try {
-      item = await api<Inventory>('GET', `/inventory/${seg(sku)}`);
+      item = await readSku(sku);
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) return;
       if (err instanceof ApiError && err.status === 404) return notFoundView(main, nav, `There is no SKU ${sku}.`, 'SKU not found');
@@ -88,11 +100,14 @@ export function skuView(main: HTMLElement, nav: Nav, sku: string): void {
         h('h3', null, 'At each location'),
         h(
           'div',
-          { class: 'table-wrap' },
-          h('table', null, h('thead', null, h('tr', null, col('Location'), numCol('On hand'), numCol('Reserved'), numCol('Safety stock'), numCol('Available'))), stockBody),
+          { class: 'table-wrap', tabindex: 0, role: 'group', 'aria-label': 'Stock table' },
+          h('table', { class: 'cards' }, h('thead', null, h('tr', null, col('Location'), numCol('On hand'), numCol('Reserved'), numCol('Safety stock'), numCol('Available'))), stockBody),
         ),
       ),
-      h(
+      // Adjusting is offered only to a role that may change stock.
+      !can('inventory:write')
+        ? null
+        : h(
         'section',
         { class: 'card', 'aria-labelledby': 'adjust-heading' },
         h('h2', { id: 'adjust-heading' }, 'Adjust stock'),
@@ -114,10 +129,10 @@ export function skuView(main: HTMLElement, nav: Nav, sku: string): void {
         h('p', { class: 'hint' }, 'Every change of on hand, newest first.'),
         h(
           'div',
-          { class: 'table-wrap' },
+          { class: 'table-wrap', tabindex: 0, role: 'group', 'aria-label': 'Movements table' },
           h(
             'table',
-            null,
+            { class: 'cards' },
             h('thead', null, h('tr', null, col('Time (UTC)'), col('Location'), col('Kind'), numCol('Delta'), numCol('On hand after'), col('Reason'), col('Reference'), col('By'))),
             movementsBody,
           ),
@@ -147,24 +162,28 @@ export function skuView(main: HTMLElement, nav: Nav, sku: string): void {
     );
     show(
       stockBody,
-      i.locations.map((l) =>
+      shownLocations(i).map((l) =>
         h(
           'tr',
           null,
-          h('td', null, h('code', null, l.locationId), l.active ? null : h('span', { class: 'flag' }, 'inactive')),
-          h('td', { class: 'num' }, String(l.onHand)),
-          h('td', { class: 'num' }, String(l.reserved)),
-          h('td', { class: 'num' }, String(l.safetyStock)),
-          h('td', { class: 'num' }, String(l.available)),
+          cell('Location', { class: 'card-title' }, h('code', null, l.locationId), l.active ? null : h('span', { class: 'flag' }, 'inactive')),
+          cell('On hand', { class: 'num' }, String(l.onHand)),
+          cell('Reserved', { class: 'num' }, String(l.reserved)),
+          cell('Safety stock', { class: 'num' }, String(l.safetyStock)),
+          cell('Available', { class: 'num' }, String(l.available)),
         ),
       ),
     );
   }
 
-  /** Every location may take an adjustment; those holding the SKU first, as the table lists them. */
+  /**
+   * Every location may take an adjustment; those holding the SKU first, as the table lists them. It
+   * starts at the first location by priority that holds stock (not `default` for a SKU kept elsewhere).
+   */
   function fillLocations(): void {
-    const chosen = locationSelect.value || 'default';
-    const held = current?.locations.map((l) => l.locationId) ?? [];
+    const held = current ? shownLocations(current).map((l) => l.locationId) : [];
+    const first = current?.locations.find((l) => l.onHand > 0)?.locationId ?? held[0] ?? DEFAULT_LOCATION;
+    const chosen = locationSelect.value || first;
     const names = new Map(locations.map((l) => [l.id, l]));
     const order = [...held, ...locations.map((l) => l.id).filter((id) => !held.includes(id))];
     show(
@@ -255,27 +274,20 @@ export function skuView(main: HTMLElement, nav: Nav, sku: string): void {
               h(
                 'tr',
                 null,
-                h('td', null, h('time', { datetime: m.at }, shortTime(m.at))),
-                h('td', null, h('code', null, m.locationId)),
-                h('td', null, m.kind),
-                h('td', { class: 'num' }, m.delta > 0 ? `+${m.delta}` : String(m.delta)),
-                h('td', { class: 'num' }, String(m.onHandAfter)),
-                h('td', null, m.reason ? reasonText(m.reason) : '—'),
-                h('td', { class: 'wrap' }, m.reference ?? '—'),
-                h('td', null, by(m)),
+                cell('Time (UTC)', { class: 'card-title' }, h('time', { datetime: m.at }, shortTime(m.at))),
+                cell('Location', null, h('code', null, m.locationId)),
+                cell('Kind', null, m.kind),
+                cell('Delta', { class: 'num' }, m.delta > 0 ? `+${m.delta}` : String(m.delta)),
+                cell('On hand after', { class: 'num' }, String(m.onHandAfter)),
+                cell('Reason', null, m.reason ? reasonText(m.reason) : '—'),
+                cell('Reference', { class: 'wrap' }, m.reference ?? '—'),
+                cell('By', null, by(m)),
               ),
             ),
       );
       pager.loaded(page.nextCursor);
     } catch (err) {
-      if (err instanceof ApiError && err.status === 401) return;
-      if (err instanceof ApiError && err.status === 400 && pager.cursor) {
-        // A cursor the service no longer accepts (its signing key changed): the newest page instead.
-        pager.reset();
-        return loadMovements();
-      }
-      show(movementsBody, h('tr', null, h('td', { colspan: 8, class: 'empty' }, h('span', { class: 'message error', role: 'alert' }, `The movements cannot be loaded: ${(err as Error).message}`))));
-      pager.loaded(null);
+      if (pageFailed(pager, err, (m) => show(movementsBody, errorRow(8, `The movements cannot be loaded: ${m}`)))) return loadMovements();
     }
   }
 

@@ -1,0 +1,103 @@
+import { Injectable } from '@nestjs/common';
+import { AppError } from '../common/errors.js';
+import { CURSOR_KEY_PURPOSE, isPgTimestamp, SignedCursor } from '../common/signed-cursor.js';
+import { isUuid } from '../common/uuid.js';
+import { DeploymentKey } from '../database/deployment-key.js';
+import { Db } from '../database/db.js';
+import { ACCESS_SQL } from './access.sql.js';
+import { decoyHash, hashPassword, verifyPassword } from './passwords.js';
+import type { Role } from './scopes.js';
+
+export interface OperatorView {
+  id: string;
+  email: string;
+  name: string;
+  role: Role;
+  createdAt: string;
+  disabledAt: string | null;
+  lastSignInAt: string | null;
+}
+
+interface OperatorRow {
+  id: string;
+  email: string;
+  name: string;
+  role: Role;
+  created_at: string;
+  disabled_at: string | null;
+  last_sign_in_at: string | null;
+  created_at_key: string;
+}
+
+function view(r: OperatorRow): OperatorView {
+  return { id: r.id, email: r.email, name: r.name, role: r.role, createdAt: r.created_at, disabledAt: r.disabled_at, lastSignInAt: r.last_sign_in_at };
+}
+
+/** An operator a sign-in opened a session for. */
+export interface SignedInOperator {
+  id: string;
+  name: string;
+  role: Role;
+}
+
+/**
+ * Operators: people, with a role and a password the service keeps only as a slow salted hash
+ * (passwords.ts). An email is theirs whatever its case; two creations of one email at the same
+ * moment make one operator and answer the other OPERATOR_EXISTS (ON CONFLICT, never a unique
+ * violation). Disabling an operator, or changing their role or password, ends their console
+ * sessions in the same statement.
+ */
+@Injectable()
+export class Operators {
+  private readonly cursor: SignedCursor;
+
+  constructor(
+    private readonly db: Db,
+    deploymentKey: DeploymentKey,
+  ) {
+    this.cursor = new SignedCursor(deploymentKey.derive(CURSOR_KEY_PURPOSE), 'operators');
+  }
+
+  async create(body: { email: string; name: string; role: Role; password: string }): Promise<OperatorView> {
+    const hash = await hashPassword(body.password);
+    const row = await this.db.sql.one<OperatorRow>(ACCESS_SQL.createOperator, [body.email, body.name, body.role, hash]);
+    if (!row) throw new AppError('OPERATOR_EXISTS', 'an operator with that email already exists');
+    return view(row);
+  }
+
+  async get(id: string): Promise<OperatorView> {
+    const row = isUuid(id) ? await this.db.sql.one<OperatorRow>(ACCESS_SQL.getOperator, [id]) : undefined;
+    if (!row) throw AppError.notFound(`operator ${id}`);
+    return view(row);
+  }
+
+  async list(q: { limit?: string; cursor?: string }): Promise<{ data: OperatorView[]; nextCursor: string | null }> {
+    const limit = q.limit ? Number(q.limit) : 100;
+    const after = q.cursor ? this.cursor.decode(q.cursor, 2, (v) => isPgTimestamp(v[0]) && isUuid(v[1])) : [null, null];
+    const rows = await this.db.sql.rows<OperatorRow>(ACCESS_SQL.listOperators, [after[0], after[1], limit + 1]);
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return { data: page.map(view), nextCursor: rows.length > limit ? this.cursor.encode([last.created_at_key, last.id]) : null };
+  }
+
+  async patch(id: string, body: { name?: string; role?: Role; password?: string; disabled?: boolean }): Promise<OperatorView> {
+    if (!isUuid(id)) throw AppError.notFound(`operator ${id}`);
+    const hash = body.password === undefined ? null : await hashPassword(body.password);
+    const row = await this.db.sql.one<OperatorRow>(ACCESS_SQL.patchOperator, [id, body.name ?? null, body.role ?? null, hash, body.disabled ?? null]);
+    if (!row) throw AppError.notFound(`operator ${id}`);
+    return view(row);
+  }
+
+  /**
+   * The operator whose email and password these are, if they may sign in (not disabled); else
+   * undefined. An unknown email costs a password check all the same, so the time taken does not
+   * tell which accounts exist.
+   */
+  async signIn(email: string, password: string): Promise<SignedInOperator | undefined> {
+    const row = await this.db.sql.one<{ id: string; name: string; role: Role; password_hash: string; disabled: boolean }>(ACCESS_SQL.operatorByEmail, [email]);
+    const right = await verifyPassword(password, row?.password_hash ?? (await decoyHash()));
+    if (!row || !right || row.disabled) return undefined;
+    await this.db.sql.exec(ACCESS_SQL.signedIn, [row.id]);
+    return { id: row.id, name: row.name, role: row.role };
+  }
+}

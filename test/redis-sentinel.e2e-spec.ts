@@ -1,0 +1,120 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
+import { createTestDatabase } from './support/database.js';
+import { client } from './support/http.js';
+import { queuePrefix, startService } from './support/service.js';
+import { startSimulator } from './support/simulator.js';
+import { holdingOrders } from './support/topology/checkout-load.js';
+import { linesWith } from './support/topology/health-watch.js';
+import { RedisSentinelGroup, startRedisSentinel } from './support/topology/redis-sentinel.js';
+import { QUEUE_NAMES, runRedisFailover } from './support/topology/redis-failover.js';
+
+/**
+ * The service behind Redis Sentinel (a master, two replicas and three Sentinels of its own, from
+ * Debian's redis-server): queues, rate limit and health under a checkout load with gateway faults
+ * and short TTLs, while the master is killed and the Sentinels promote a replica.
+ */
+const run = promisify(execFile);
+let group: RedisSentinelGroup;
+
+beforeAll(async () => {
+  group = await startRedisSentinel({ replicas: 2, sentinels: 3, downAfterMs: 2000 });
+}, 60_000);
+
+afterAll(async () => {
+  await group?.stop();
+});
+
+it('follows the new master after a Sentinel failover mid-load and loses no order', async () => {
+  const report = await runRedisFailover(
+    {
+      env: { REDIS_URL: group.firstUrl, REDIS_SENTINELS: group.sentinels, REDIS_SENTINEL_MASTER: group.masterName },
+      killMaster: () => group.killMaster(),
+    },
+    { loadMs: 20_000, killAt: 8000 },
+  );
+  process.stdout.write(`redis sentinel: ${JSON.stringify({ ...report, overdueWithoutSweeper: { duringFailover: report.overdueWithoutSweeper.duringFailover, outsideFailover: report.overdueWithoutSweeper.outsideFailover.length }, health: report.health.map((c) => `${c.at} ${c.name} ${c.status} ${c.redis}${c.reason ? ` (${c.reason})` : ''}`) })}\n`);
+  expect(report.died).toEqual([]);
+  expect(report.load.unanswered).toBe(0);
+  expect(Object.keys(report.load.statuses).filter((s) => Number(s) >= 500 && Number(s) !== 503)).toEqual([]);
+  expect(report.load.orders).toBeGreaterThan(100);
+  expect(report.health.filter((c) => c.at < report.killedAt && c.redis !== 'up')).toEqual([]);
+  expect(report.health.some((c) => c.at > report.killedAt && c.name === 'worker' && c.redis === 'degraded' && c.reason)).toBe(true);
+  // Every process follows the new master: Redis is up again everywhere.
+  expect(report.healthyAfterKillMs).toBeDefined();
+  expect(report.overdueWithoutSweeper.outsideFailover).toEqual([]);
+  expect(report.open).toEqual([]);
+  expect(report.breaks).toEqual([]);
+  expect(report.undelivered).toBe(0);
+  // The queue dashboard and the queue gauge read every queue there.
+  expect(report.dashboardQueues).toEqual([...QUEUE_NAMES].sort());
+  expect(report.gaugedQueues).toEqual([...QUEUE_NAMES].sort());
+  expect(report.workerErrorLines).toBeLessThanOrEqual(QUEUE_NAMES.length * Math.ceil(report.seconds / 10));
+}, 120_000);
+
+it('follows a master demoted alive (SENTINEL FAILOVER): its queues alone still end every order on time', async () => {
+  const [db, sim] = await Promise.all([createTestDatabase(), startSimulator()]);
+  const svc = await startService({
+    DATABASE_URL: db.url,
+    PAYMENT_GATEWAY_URL: sim.url,
+    QUEUE_PREFIX: queuePrefix(),
+    REDIS_SENTINELS: group.sentinels,
+    REDIS_SENTINEL_MASTER: group.masterName,
+    RESERVATION_TTL_MS: '1500',
+    SWEEP_INTERVAL_MS: '600000', // no sweeper: only the queues end the orders
+    LOG_REQUESTS: 'errors',
+  });
+  try {
+    const api = client(svc.url);
+    const sku = `DEMOTED-${randomUUID().slice(0, 8)}`;
+    expect((await api.putSku(sku, 10_000)).status).toBe(200);
+    const statuses: number[] = [];
+    let switched = { promoted: 0, failoverMs: 0 };
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    await Promise.all([
+      (async () => {
+        for (const end = Date.now() + 9000; Date.now() < end; await sleep(50)) {
+          statuses.push((await api.order(randomUUID(), { customerId: 'demoted', items: [{ sku, quantity: 1 }] })).status);
+        }
+      })(),
+      (async () => {
+        await sleep(2000);
+        switched = await group.failover();
+      })(),
+    ]);
+    expect(switched.promoted).toBeGreaterThan(0);
+    expect(statuses.filter((s) => s !== 201 && s !== 503)).toEqual([]);
+    // Every order abandoned, before, during and after the switch, is ended by an expiry job.
+    let open = await holdingOrders(db);
+    for (const end = Date.now() + 10_000; open.length && Date.now() < end; await sleep(250)) open = await holdingOrders(db);
+    expect(open).toEqual([]);
+    const ready = await (await fetch(`${svc.url}/health/ready`)).json();
+    expect(ready).toMatchObject({ status: 'ok', checks: { redis: { status: 'up' } } });
+    expect(linesWith(svc.logs, 'worker error').length).toBeLessThanOrEqual(4 * 2);
+    expect(svc.proc.exitCode).toBeNull();
+    process.stdout.write(`redis sentinel, a master demoted: ${JSON.stringify({ ...switched, orders: statuses.length, workerErrorLines: linesWith(svc.logs, 'worker error').length })}\n`);
+  } finally {
+    await svc.stop();
+    await sim.close();
+    await db.drop();
+  }
+}, 60_000);
+
+it('a Sentinel setting that cannot work stops start-up with exit 1, naming it', async () => {
+  const sentinel = group.sentinels.split(',')[0];
+  const master = `127.0.0.1:${await group.masterPort()}`;
+  const cases: [Record<string, string>, string][] = [
+    [{ REDIS_URL: `redis://${sentinel}` }, 'REDIS_URL names a Redis Sentinel: set REDIS_SENTINELS and REDIS_SENTINEL_MASTER'],
+    [{ REDIS_SENTINELS: sentinel, REDIS_SENTINEL_MASTER: 'no-such-master' }, `REDIS_SENTINEL_MASTER: the Sentinel (${sentinel}) knows no master named no-such-master`],
+    [{ REDIS_SENTINELS: master, REDIS_SENTINEL_MASTER: group.masterName }, `REDIS_SENTINELS names a Redis server in standalone mode (${master}), not a Sentinel`],
+  ];
+  // One after the other: cold starts at once on a busy machine outlast any sensible timeout.
+  const runs: { code: number | null; stderr: string }[] = [];
+  for (const [env] of cases) {
+    // Nothing else to start against: were the check to let it through, it would fail otherwise.
+    const options = { env: { PATH: process.env.PATH, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none', PORT: '0', ...env }, timeout: 30_000 };
+    runs.push(await run(process.execPath, ['dist/main.js'], options).then(() => ({ code: 0, stderr: '' }), (err: { code: number | null; stderr: string }) => ({ code: err.code, stderr: err.stderr })));
+  }
+  expect(runs.map((r, i) => [r.code, r.stderr.includes(cases[i][1]) ? cases[i][1] : r.stderr])).toEqual(cases.map(([, message]) => [1, message]));
+}, 100_000);
