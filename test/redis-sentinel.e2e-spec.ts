@@ -1,6 +1,8 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
+import type { Redis } from 'ioredis';
+import { REVIVE_MS, redisConnection } from '../src/jobs/redis.js';
 import { createTestDatabase } from './support/database.js';
 import { client } from './support/http.js';
 import { queuePrefix, startService } from './support/service.js';
@@ -118,3 +120,33 @@ it('a Sentinel setting that cannot work stops start-up with exit 1, naming it', 
   }
   expect(runs.map((r, i) => [r.code, r.stderr.includes(cases[i][1]) ? cases[i][1] : r.stderr])).toEqual(cases.map(([, message]) => [1, message]));
 }, 100_000);
+
+it('makes a connection again that ioredis ended while it asked the Sentinels for the master', async () => {
+  const sentinels = group.sentinels.split(',').map((s) => ({ host: s.split(':')[0], port: Number(s.split(':')[1]) }));
+  const redis = redisConnection({ REDIS_URL: group.firstUrl, REDIS_SENTINELS: sentinels, REDIS_SENTINEL_MASTER: group.masterName }, 'producer') as Redis;
+  const statusIn = async (status: string, ms: number) => {
+    for (const end = Date.now() + ms; redis.status !== status && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+    return redis.status;
+  };
+  try {
+    expect(await statusIn('ready', 5000)).toBe('ready');
+    const ended = new Promise((resolve) => redis.once('end', resolve));
+    // What the failover detector does on +switch-master (it drops the connector), while the
+    // reconnect that follows a lost connection is still asking the Sentinels for the master.
+    redis.once('connecting', () => (redis as unknown as { connector: { disconnect(): void } }).connector.disconnect());
+    redis.disconnect(true);
+    await ended;
+    // ioredis gave up on it: every command fails…
+    await expect(redis.ping()).rejects.toThrow('Connection is closed.');
+    // …until the connection is made again.
+    expect(await statusIn('ready', REVIVE_MS + 5000)).toBe('ready');
+    expect(await redis.ping()).toBe('PONG');
+    // Closed by the process, it stays closed.
+    redis.disconnect();
+    expect(await statusIn('end', 2000)).toBe('end');
+    await new Promise((r) => setTimeout(r, REVIVE_MS * 2));
+    expect(redis.status).toBe('end');
+  } finally {
+    redis.disconnect();
+  }
+}, 30_000);

@@ -57,7 +57,34 @@ export function redisConnection(env: RedisEnv, role: RedisRole): RedisClient {
   }
   // Errors are reported through health and job failures; an unhandled 'error' event would crash.
   client.on('error', () => undefined);
+  keepConnected(client);
   return client;
+}
+
+/** How long a connection that ioredis gave up on waits before it is made again. */
+export const REVIVE_MS = 1000;
+
+/**
+ * A connection ends only when this process closes it (`disconnect()`). ioredis also ends one for
+ * good on its own: when its connector is dropped while a reconnect is still asking the Sentinels
+ * for the master — which is what the Sentinel failover detector does on `+switch-master` — the
+ * reconnect fails `Connection is closed.` and the client stays `end`: every command fails from then
+ * on, and the api's scheduling, rate limit and credential throttle with it (seen on two api
+ * processes of three after a failover). Such an end is undone: the connection is made again.
+ */
+function keepConnected(client: RedisClient): void {
+  let closing = false;
+  const disconnect = client.disconnect.bind(client);
+  client.disconnect = (reconnect = false) => {
+    if (!reconnect) closing = true;
+    disconnect(reconnect);
+  };
+  client.on('end', () => {
+    if (closing) return;
+    setTimeout(() => {
+      if (!closing && client.status === 'end') client.connect().catch(() => undefined);
+    }, REVIVE_MS).unref();
+  });
 }
 
 /**
