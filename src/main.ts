@@ -1,5 +1,6 @@
 import './common/node-version.js';
 import './runtime-flags.js';
+import { existsSync } from 'node:fs';
 import nodeModule from 'node:module';
 
 /**
@@ -9,8 +10,12 @@ import nodeModule from 'node:module';
  * process that is about to re-execute would first compile all of it, for nothing — about two thirds
  * of a CPU-second a start. Then Node's compile cache (its default directory under the system's
  * temporary one; NODE_DISABLE_COMPILE_CACHE=1 turns it off) keeps the compiled code of the service
- * and its packages for the next start, and the service (server.ts) loads.
+ * and its packages for the next start, and the service (server.ts, bundled with its packages into
+ * one file by the build) loads.
  */
 // Node 22.1 and later (this project's @types/node predates it).
 (nodeModule as { enableCompileCache?: () => unknown }).enableCompileCache?.();
-await import('./server.js');
+// The build's single-file bundle of server.js and its imports (scripts/bundle-server.mjs); the
+// compiled modules themselves when there is none (a build by tsc alone).
+const bundled = new URL('./bundle/server.js', import.meta.url);
+await import(existsSync(bundled) ? bundled.href : './server.js');

@@ -6,7 +6,8 @@ import pg from 'pg';
 import { readSqlFunctions, SQL_ROOT } from './sql-functions.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const CLI = join(HERE, 'migrate-cli.js');
+// From dist/database/ or from the build's bundle (dist/bundle/): the runner is a compiled module of dist/database/.
+const CLI = join(HERE, '..', 'database', 'migrate-cli.js');
 const MIGRATIONS_DIR = join(HERE, '..', 'migrations');
 
 /** What a start-up brought up to date: the migrations it ran and the SQL function files it applied. */
