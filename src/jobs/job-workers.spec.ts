@@ -6,7 +6,8 @@ import type { RefundService } from '../orders/cancel/refund.service.js';
 import type { DueOrders } from '../orders/due-orders.js';
 import type { WebhookDelivery } from '../webhooks/webhook-delivery.js';
 import type { JobScheduler } from './job-scheduler.js';
-import { JobWorkers, processorFor } from './job-workers.js';
+import { DELIVERY_TIMEOUT_MS } from '../webhooks/webhook-sender.js';
+import { JobWorkers, lockOf, processorFor } from './job-workers.js';
 import { QUEUES } from './queues.js';
 import { RedisFailures } from './redis-failures.js';
 
@@ -89,5 +90,19 @@ describe('processorFor', () => {
       throw thrown;
     });
     await expect(processor(job(QUEUES.refunds))).rejects.toBe(thrown);
+  });
+});
+
+describe('lockOf', () => {
+  it('outlives a payment call on the order queues, and a webhook attempt on its own queue, found stalled sooner there', () => {
+    for (const queue of [QUEUES.confirmRetry, QUEUES.reservationExpiry, QUEUES.refunds]) {
+      expect(lockOf(queue, 8000)).toEqual({ lockDuration: 32_000, stalledInterval: 15_000 });
+      expect(lockOf(queue, 1000).lockDuration).toBe(30_000);
+    }
+    const webhooks = lockOf(QUEUES.webhooks, 8000);
+    // Renewed at half its length: a whole attempt (its request timeout) fits in each half.
+    expect(webhooks.lockDuration / 2).toBeGreaterThan(DELIVERY_TIMEOUT_MS);
+    // Sent again within the lock and two stalled checks of being killed.
+    expect(webhooks.lockDuration + 2 * webhooks.stalledInterval).toBeLessThanOrEqual(25_000);
   });
 });

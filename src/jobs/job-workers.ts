@@ -7,6 +7,7 @@ import { ParticipantService } from '../inventory/participant/participant.service
 import { DueOrders } from '../orders/due-orders.js';
 import { RefundService } from '../orders/cancel/refund.service.js';
 import { WebhookDelivery } from '../webhooks/webhook-delivery.js';
+import { DELIVERY_TIMEOUT_MS } from '../webhooks/webhook-sender.js';
 import { JobScheduler } from './job-scheduler.js';
 import { JobData, QUEUES, QueueName } from './queues.js';
 import { queuePrefix, RedisClient, redisConnection } from './redis.js';
@@ -34,6 +35,20 @@ export function processorFor(queue: QueueName, handle: Handler): (job: Pick<Job<
 
 /** Jobs at once per worker process; the rest take 2. Webhook attempts mostly wait on receivers. */
 const CONCURRENCY: Partial<Record<QueueName, number>> = { [QUEUES.refunds]: 8, [QUEUES.webhooks]: 16 };
+
+/**
+ * A job's lock (BullMQ renews it at half its length while the job runs) and how often a worker looks
+ * for jobs whose lock ran out because their worker died: BullMQ runs those again after two such
+ * looks. A payment call may take PAYMENT_TIMEOUT_MS: the order queues' lock outlives it with room to
+ * spare. A webhook attempt is bounded by its request timeout: its lock is the poller's lease (three
+ * attempts' worth), looked at every 5 s, so an attempt on the wire when its worker was SIGKILLed is
+ * sent again within about 25 s — the poller claiming it again after the lease adds nothing while the
+ * dead worker's job still counts as active (same job id).
+ */
+export function lockOf(queue: QueueName, paymentTimeoutMs: number): { lockDuration: number; stalledInterval: number } {
+  if (queue === QUEUES.webhooks) return { lockDuration: 3 * DELIVERY_TIMEOUT_MS, stalledInterval: 5000 };
+  return { lockDuration: Math.max(30_000, paymentTimeoutMs * 4), stalledInterval: 15_000 };
+}
 
 /**
  * One BullMQ worker per queue, each with exactly one handler (start-up fails otherwise). Handlers
@@ -94,10 +109,8 @@ export class JobWorkers implements OnApplicationBootstrap, BeforeApplicationShut
           connection,
           prefix: queuePrefix(env, queue),
           concurrency: CONCURRENCY[queue] ?? 2,
-          // A payment call may take PAYMENT_TIMEOUT_MS; the lock must outlive it with room to spare,
-          // and a stalled job (its worker died) is handed to another worker rather than failed.
-          lockDuration: Math.max(30_000, env.PAYMENT_TIMEOUT_MS * 4),
-          stalledInterval: 15_000,
+          // A stalled job (its worker died) is handed to another worker rather than failed.
+          ...lockOf(queue, env.PAYMENT_TIMEOUT_MS),
           maxStalledCount: 3,
           // After its loop fails (a failover, a connection closed), BullMQ waits this long before
           // it fetches again: its 15 s default leaves what falls due meanwhile to the sweeper.
