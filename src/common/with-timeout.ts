@@ -10,3 +10,24 @@ export async function settleWithin(work: Promise<unknown>, ms: number): Promise<
     clearTimeout(timer);
   }
 }
+
+/** What readyWithin waits on: a connection with a status and a 'ready' event (an ioredis client). */
+export interface Readiable {
+  status: string;
+  once(event: 'ready', listener: () => void): unknown;
+  off(event: 'ready', listener: () => void): unknown;
+}
+
+/** Resolves once `client` is ready (now, or at its next 'ready') or after `ms`; never rejects, and leaves no listener behind. */
+export async function readyWithin(client: Readiable, ms: number): Promise<void> {
+  if (client.status === 'ready') return;
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      client.off('ready', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    client.once('ready', done);
+  });
+}

@@ -1,4 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
+import { readyWithin } from '../common/with-timeout.js';
 
 /** Wrong credentials one client address may present within a window before it is throttled. */
 export const WRONG_CREDENTIALS_PER_WINDOW = 5;
@@ -90,16 +91,7 @@ export class CredentialThrottle {
    * the start (the count is then kept in memory until it comes).
    */
   async ready(timeoutMs: number): Promise<void> {
-    if (this.redis.status === 'ready') return;
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.redis.off('ready', done);
-        resolve();
-      };
-      const timer = setTimeout(done, timeoutMs);
-      this.redis.once('ready', done);
-    });
+    await readyWithin(this.redis, timeoutMs);
   }
 
   async close(): Promise<void> {

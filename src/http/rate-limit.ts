@@ -1,4 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
+import { readyWithin } from '../common/with-timeout.js';
 
 /** The checkout routes RATE_LIMIT_PER_MINUTE applies to, as `METHOD route-template`. */
 export const RATE_LIMITED_ROUTES: ReadonlySet<string> = new Set([
@@ -62,16 +63,7 @@ export class RateLimiter {
    * delays the start, it never stops it (the limiter fails open until Redis comes).
    */
   async ready(timeoutMs: number): Promise<void> {
-    if (this.redis.status === 'ready') return;
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.redis.off('ready', done);
-        resolve();
-      };
-      const timer = setTimeout(done, timeoutMs);
-      this.redis.once('ready', done);
-    });
+    await readyWithin(this.redis, timeoutMs);
   }
 
   /** Seconds the client must wait (1-60, the rest of the window) when it is over its limit; undefined to go on. */

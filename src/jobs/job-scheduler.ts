@@ -1,6 +1,6 @@
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { JobsOptions, Queue } from 'bullmq';
-import { settleWithin } from '../common/with-timeout.js';
+import { readyWithin, settleWithin } from '../common/with-timeout.js';
 import { AppConfig } from '../config/app-config.js';
 import { BranchScheduler } from '../inventory/participant/branch-scheduler.js';
 import { OrderScheduler } from '../orders/order-scheduler.js';
@@ -63,16 +63,8 @@ export class JobScheduler implements OrderScheduler, BranchScheduler, WebhookSch
 
   /** Redis answers (waiting for a connection still being made, as at start-up). */
   async ping(): Promise<void> {
-    if (this.connection.status === 'connecting' || this.connection.status === 'connect' || this.connection.status === 'reconnecting') {
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-        const timer = setTimeout(done, 1000);
-        this.connection.once('ready', done);
-      });
-    }
+    const status = this.connection.status;
+    if (status === 'connecting' || status === 'connect' || status === 'reconnecting') await readyWithin(this.connection, 1000);
     await this.connection.ping();
   }
 
