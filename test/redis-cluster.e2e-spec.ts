@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { RedisCluster, startRedisCluster } from './support/topology/redis-cluster.js';
-import { QUEUE_NAMES, runRedisFailover } from './support/topology/redis-failover.js';
+import { expectFollowedFailover, runRedisFailover } from './support/topology/redis-failover.js';
 
 /**
  * The service on a Redis Cluster of its own (3 masters, 3 replicas, from Debian's redis-server):
@@ -25,27 +25,7 @@ it('runs the queues on a Redis Cluster and loses no order when a master is kille
     },
     { loadMs: 20_000, killAt: 8000 },
   );
-  process.stdout.write(`redis cluster: ${JSON.stringify({ ...report, overdueWithoutSweeper: { duringFailover: report.overdueWithoutSweeper.duringFailover, outsideFailover: report.overdueWithoutSweeper.outsideFailover.length }, health: report.health.map((c) => `${c.at} ${c.name} ${c.status} ${c.redis}${c.reason ? ` (${c.reason})` : ''}`) })}\n`);
-  expect(report.died).toEqual([]);
-  expect(report.load.unanswered).toBe(0);
-  expect(Object.keys(report.load.statuses).filter((s) => Number(s) >= 500 && Number(s) !== 503)).toEqual([]);
-  expect(report.load.orders).toBeGreaterThan(100);
-  // Before the kill every process says Redis is up; after it the worker says degraded while its
-  // commands fail, then every process is back to up.
-  expect(report.health.filter((c) => c.at < report.killedAt && c.redis !== 'up')).toEqual([]);
-  expect(report.health.some((c) => c.at > report.killedAt && c.name === 'worker' && c.redis === 'degraded' && c.reason)).toBe(true);
-  expect(report.healthyAfterKillMs).toBeDefined();
-  // The queues themselves resolve what falls due: without a sweeper nothing waits more than 3 s
-  // past its time but what could not be enqueued while the failover ran (the sweeper's part).
-  expect(report.overdueWithoutSweeper.outsideFailover).toEqual([]);
-  expect(report.open).toEqual([]);
-  expect(report.breaks).toEqual([]);
-  expect(report.undelivered).toBe(0);
-  // The queue dashboard and the queue gauge read every queue there.
-  expect(report.dashboardQueues).toEqual([...QUEUE_NAMES].sort());
-  expect(report.gaugedQueues).toEqual([...QUEUE_NAMES].sort());
-  // At most one line per queue and 10 s while failing, each with its count.
-  expect(report.workerErrorLines).toBeLessThanOrEqual(QUEUE_NAMES.length * Math.ceil(report.seconds / 10));
+  expectFollowedFailover(report, 'redis cluster');
 }, 120_000);
 
 it('REDIS_URL naming a cluster node stops start-up with exit 1, naming it, rather than failing every queue command', async () => {

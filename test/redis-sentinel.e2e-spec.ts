@@ -10,7 +10,7 @@ import { startSimulator } from './support/simulator.js';
 import { holdingOrders } from './support/topology/checkout-load.js';
 import { linesWith } from './support/topology/health-watch.js';
 import { RedisSentinelGroup, startRedisSentinel } from './support/topology/redis-sentinel.js';
-import { QUEUE_NAMES, runRedisFailover } from './support/topology/redis-failover.js';
+import { expectFollowedFailover, runRedisFailover } from './support/topology/redis-failover.js';
 
 /**
  * The service behind Redis Sentinel (a master, two replicas and three Sentinels of its own, from
@@ -36,23 +36,7 @@ it('follows the new master after a Sentinel failover mid-load and loses no order
     },
     { loadMs: 20_000, killAt: 8000 },
   );
-  process.stdout.write(`redis sentinel: ${JSON.stringify({ ...report, overdueWithoutSweeper: { duringFailover: report.overdueWithoutSweeper.duringFailover, outsideFailover: report.overdueWithoutSweeper.outsideFailover.length }, health: report.health.map((c) => `${c.at} ${c.name} ${c.status} ${c.redis}${c.reason ? ` (${c.reason})` : ''}`) })}\n`);
-  expect(report.died).toEqual([]);
-  expect(report.load.unanswered).toBe(0);
-  expect(Object.keys(report.load.statuses).filter((s) => Number(s) >= 500 && Number(s) !== 503)).toEqual([]);
-  expect(report.load.orders).toBeGreaterThan(100);
-  expect(report.health.filter((c) => c.at < report.killedAt && c.redis !== 'up')).toEqual([]);
-  expect(report.health.some((c) => c.at > report.killedAt && c.name === 'worker' && c.redis === 'degraded' && c.reason)).toBe(true);
-  // Every process follows the new master: Redis is up again everywhere.
-  expect(report.healthyAfterKillMs).toBeDefined();
-  expect(report.overdueWithoutSweeper.outsideFailover).toEqual([]);
-  expect(report.open).toEqual([]);
-  expect(report.breaks).toEqual([]);
-  expect(report.undelivered).toBe(0);
-  // The queue dashboard and the queue gauge read every queue there.
-  expect(report.dashboardQueues).toEqual([...QUEUE_NAMES].sort());
-  expect(report.gaugedQueues).toEqual([...QUEUE_NAMES].sort());
-  expect(report.workerErrorLines).toBeLessThanOrEqual(QUEUE_NAMES.length * Math.ceil(report.seconds / 10));
+  expectFollowedFailover(report, 'redis sentinel');
 }, 120_000);
 
 it('follows a master demoted alive (SENTINEL FAILOVER): its queues alone still end every order on time', async () => {
