@@ -124,6 +124,85 @@ describe('Batcher', () => {
     await expect(b.submit(3)).resolves.toBe(3);
   });
 
+  describe('retry', () => {
+    class Busy extends Error {}
+    const retry = { when: (err: unknown) => err instanceof Busy, delaysMs: [5, 10, 20] };
+
+    it('a request that failed for a passing reason is sent again after a pause, in the next batch; the others are answered meanwhile', async () => {
+      const calls: number[][] = [];
+      let busyLeft = 2;
+      const retried: number[] = [];
+      const b = new Batcher<number, number>({
+        maxBatch: 10,
+        maxInFlight: 1,
+        windowMs: 0,
+        isolate: () => true,
+        retry,
+        onRetry: () => retried.push(1),
+        run: async (xs) => {
+          calls.push(xs);
+          if (xs.includes(7) && busyLeft-- > 0) throw new Busy('lock held');
+          return xs.map((x) => x * 10);
+        },
+      });
+      const answers = await Promise.all([1, 7, 2].map((x) => b.submit(x)));
+      expect(answers).toEqual([10, 70, 20]);
+      // The batch, then one by one (7 busy again), then 7 alone after its pause.
+      expect(calls).toEqual([[1, 7, 2], [1], [7], [2], [7]]);
+      expect(retried).toHaveLength(1);
+    });
+
+    it('gives up once the pauses are used up, and never retries another failure', async () => {
+      let calls = 0;
+      const b = new Batcher<number, number>({
+        maxBatch: 10,
+        maxInFlight: 1,
+        windowMs: 0,
+        retry,
+        run: async (xs) => {
+          calls += 1;
+          throw xs[0] === 1 ? new Busy('lock held') : new Error('unreachable');
+        },
+      });
+      await expect(b.submit(1)).rejects.toThrow('lock held');
+      expect(calls).toBe(1 + retry.delaysMs.length);
+      calls = 0;
+      await expect(b.submit(2)).rejects.toThrow('unreachable');
+      expect(calls).toBe(1);
+    });
+
+    it('holds no slot while it waits, and drained waits for it', async () => {
+      let first = true;
+      const b = new Batcher<number, number>({
+        maxBatch: 10,
+        maxInFlight: 1,
+        windowMs: 0,
+        retry: { when: retry.when, delaysMs: [200] },
+        run: async (xs) => {
+          if (xs.includes(1) && first) {
+            first = false;
+            throw new Busy('lock held');
+          }
+          return xs;
+        },
+      });
+      let oneAnswered = false;
+      const one = b.submit(1).then((v) => ((oneAnswered = true), v));
+      await pause(20);
+      // 1 is waiting out its pause: 2 goes at once, and is answered first.
+      await expect(b.submit(2)).resolves.toBe(2);
+      expect(oneAnswered).toBe(false);
+      expect(b.pending).toBe(1);
+      let drained = false;
+      const done = b.drained().then(() => (drained = true));
+      await pause(10);
+      expect(drained).toBe(false);
+      await expect(one).resolves.toBe(1);
+      await done;
+      expect(b.pending).toBe(0);
+    });
+  });
+
   it('requests with one key never share a batch nor run in two batches at once (property)', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fc.integer({ min: 0, max: 5 }), { minLength: 1, maxLength: 60 }), fc.integer({ min: 1, max: 8 }), fc.integer({ min: 1, max: 4 }), async (keys, maxBatch, maxInFlight) => {

@@ -14,6 +14,11 @@
  * failures) is run again one request per call, all at once, still holding its keys and its slot:
  * each request then gets its own answer, and only the one that cannot succeed fails. A failure
  * that would only repeat (the database is unreachable) rejects the whole batch at once.
+ *
+ * A request that failed for a passing reason (`retry.when`: a row another transaction held longer
+ * than the call waits for it) is sent again after each of `retry.delaysMs` (±50 % at random, so
+ * the requests a lock turned away do not come back in step), in whichever batch is next, and
+ * rejected only once they are used up. It holds no slot and no key while it waits.
  */
 export interface BatcherOptions<Req, Res> {
   maxBatch: number;
@@ -27,12 +32,18 @@ export interface BatcherOptions<Req, Res> {
   onBatch?: (size: number) => void;
   /** Whether a failed batch of several is run again one request per call (see above); never when absent. */
   isolate?: (err: unknown) => boolean;
+  /** Which failures a request is sent again after, and the pauses before each try (see above). */
+  retry?: { when: (err: unknown) => boolean; delaysMs: readonly number[] };
+  /** Told each time a request is sent again (metrics). */
+  onRetry?: () => void;
 }
 
 interface Waiting<Req, Res> {
   req: Req;
   resolve: (res: Res) => void;
   reject: (err: unknown) => void;
+  /** How many times it was sent again (retry). */
+  retries?: number;
 }
 
 /**
@@ -55,6 +66,8 @@ const RECENT = 16;
 export class Batcher<Req, Res> {
   private queue: Waiting<Req, Res>[] = [];
   private inFlight = 0;
+  /** Requests waiting out a retry's pause. */
+  private retrying = 0;
   private timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
   private idleWaiters: (() => void)[] = [];
   /**
@@ -89,12 +102,12 @@ export class Batcher<Req, Res> {
 
   /** Requests waiting or in flight. */
   get pending(): number {
-    return this.queue.length + this.inFlight;
+    return this.queue.length + this.inFlight + this.retrying;
   }
 
   /** Resolves once nothing is queued or running (shutdown). */
   async drained(): Promise<void> {
-    if (this.queue.length === 0 && this.inFlight === 0) return;
+    if (this.idle()) return;
     await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
   }
 
@@ -179,7 +192,7 @@ export class Batcher<Req, Res> {
       batch.map((w) =>
         this.opts.run([w.req]).then(
           ([res]) => w.resolve(res),
-          (err: unknown) => w.reject(err),
+          (err: unknown) => this.fail(w, err),
         ),
       ),
     );
@@ -193,13 +206,36 @@ export class Batcher<Req, Res> {
       batch.forEach((w, i) => w.resolve(results[i]));
     } catch (err) {
       if (batch.length > 1 && this.opts.isolate?.(err)) await this.oneByOne(batch);
-      else for (const w of batch) w.reject(err);
+      else for (const w of batch) this.fail(w, err);
     } finally {
       this.inFlight -= 1;
       if (keys) this.keysInFlight.splice(this.keysInFlight.indexOf(keys), 1);
       // What arrived meanwhile has waited a whole batch already: send it now.
       if (this.queue.length > 0) this.flush();
-      else if (this.inFlight === 0) for (const done of this.idleWaiters.splice(0)) done();
+      else this.settled();
     }
+  }
+
+  /** A request's call failed: it is sent again after a pause when `retry` allows, else rejected. */
+  private fail(w: Waiting<Req, Res>, err: unknown): void {
+    const tries = w.retries ?? 0;
+    const delay = this.opts.retry?.when(err) ? this.opts.retry.delaysMs[tries] : undefined;
+    if (delay === undefined) return w.reject(err);
+    w.retries = tries + 1;
+    this.retrying += 1;
+    this.opts.onRetry?.();
+    setTimeout(() => {
+      this.retrying -= 1;
+      this.queue.push(w);
+      this.flush();
+    }, delay * (0.5 + Math.random()));
+  }
+
+  private idle(): boolean {
+    return this.queue.length === 0 && this.inFlight === 0 && this.retrying === 0;
+  }
+
+  private settled(): void {
+    if (this.idle()) for (const done of this.idleWaiters.splice(0)) done();
   }
 }

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { ReplicaReads } from './replica-reads.js';
 import { DatabaseUnreachableError, isConnectionError, queryConfig, Sql, sqlOn, statement, translate } from './sql.js';
 
-export { DatabaseBusyError, DatabaseError, DatabaseUnreachableError, isConnectionError, isolateFailure, PG, pgCode, statement, translate, unmappedOutcome } from './sql.js';
+export { BUSY_RETRY, DatabaseBusyError, DatabaseError, DatabaseUnreachableError, isConnectionError, isolateFailure, PG, pgCode, statement, translate, unmappedOutcome } from './sql.js';
 export type { Sql, Statement } from './sql.js';
 
 /** A transaction's statements, and its idle time, are bounded by its own SET LOCAL (see BEGIN). */

@@ -123,6 +123,22 @@ export class DatabaseBusyError extends AppError {
   }
 }
 
+/** Busy in a way that passes: a lock another transaction held past the wait, a deadlock, a serialization failure (not a statement timeout). */
+const PASSING = new Set<string>([PG.deadlockDetected, PG.serializationFailure, PG.lockNotAvailable]);
+
+/**
+ * When an engine's request (a Try, a claim, an order's move) is sent again by its batcher
+ * (common/batcher.ts): after a passing busy failure, five times over about 3.6 s (±50 %), each
+ * try waiting up to its lock_timeout. A hot SKU row queued behind a burst of adjustments or a
+ * large import is then waited out instead of answered 503, and the outcome of a payment call is
+ * not dropped for a lock; a row held longer (a session left open) still ends in 503 after ~7 s.
+ * Safe because a failed call rolled back whole and every write is keyed or compare-and-set.
+ */
+export const BUSY_RETRY = {
+  when: (err: unknown): boolean => err instanceof DatabaseBusyError && PASSING.has(err.pgCode),
+  delaysMs: [50, 150, 400, 1000, 2000],
+} as const;
+
 /**
  * Whether a failed batch call is worth running again one request per call (common/batcher.ts):
  * anything but an unreachable database — a constraint one request broke, a lock one request waited

@@ -15,15 +15,17 @@ export const LABELS = {
   participantExpiry: ['canceled'],
   retentionKind: ['orders', 'order_events', 'barrier_rows', 'reservations', 'branches', 'webhook_deliveries', 'audit_log'],
   fastPathRoute: ['/orders', '/orders/:id/confirm'],
+  engine: ['try', 'probe', 'claim', 'apply'],
 } as const;
 
 /** A charge attempt's outcome as tcc_confirm_attempts_total labels it; an unknown outcome is labelled by its reason. */
 export type ConfirmOutcomeLabel = (typeof LABELS.confirmOutcome)[number];
 
-/** A batcher's `onBatch`: its engine's batch-size series, looked up once rather than per batch. */
-export function batchSizeOf(metrics: MetricsService, engine: 'try' | 'probe' | 'claim' | 'apply'): (size: number) => void {
-  const series = metrics.batchSize.labels(engine);
-  return (size) => series.observe(size);
+/** A batcher's `onBatch` and `onRetry`: its engine's series, looked up once rather than per batch. */
+export function engineSeries(metrics: MetricsService, engine: (typeof LABELS.engine)[number]): { onBatch: (size: number) => void; onRetry: () => void } {
+  const sizes = metrics.batchSize.labels(engine);
+  const retries = metrics.batchRetries.labels(engine);
+  return { onBatch: (size) => sizes.observe(size), onRetry: () => retries.inc() };
 }
 
 /**
@@ -44,6 +46,7 @@ export class MetricsService {
   readonly webhookDeliveries = this.counter('tcc_webhook_deliveries_total', 'Webhook delivery attempts by outcome (delivered, retried, failed)', 'outcome', LABELS.webhookOutcome);
   readonly participantExpired = this.counter('tcc_participant_branches_expired_total', 'Outside coordinators\' branches canceled by their timeout', 'result', LABELS.participantExpiry);
   readonly fastPathRequests = this.counter('tcc_http_fast_path_requests_total', 'Try and Confirm requests answered straight from node:http (http/fast-path.ts), by route', 'route', LABELS.fastPathRoute);
+  readonly batchRetries = this.counter('tcc_batch_retries_total', 'Requests a group-commit engine sent again after the database was busy (a row held past the lock wait, a deadlock), by engine', 'engine', LABELS.engine);
   readonly retentionDeleted = this.counter('tcc_retention_deleted_total', 'Rows deleted by retention (older than RETENTION_DAYS), by kind', 'kind', LABELS.retentionKind);
 
   readonly gatewayRefusals = new Counter({

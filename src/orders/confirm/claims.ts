@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Batcher } from '../../common/batcher.js';
 import { AppConfig } from '../../config/app-config.js';
 import { Db } from '../../database/db.js';
-import { batchSizeOf, MetricsService } from '../../metrics/metrics.service.js';
+import { engineSeries, MetricsService } from '../../metrics/metrics.service.js';
 import { HOLDING, OrderStatus, PAYMENT_UNSETTLED, PaymentStatus } from '../state/order-state.js';
 import { orderBatching, stepLeaseMs } from '../state/order-store.js';
 import { CONFIRM_SQL } from './confirm.sql.js';
@@ -82,7 +82,7 @@ export class ConfirmClaims {
     this.claims = new Batcher<ClaimRequest, Claim>({
       ...orderBatching(config),
       keyOf: (r) => r.id,
-      onBatch: batchSizeOf(metrics, 'claim'),
+      ...engineSeries(metrics, 'claim'),
       run: (batch) => this.runClaims(batch, leaseMs),
     });
   }

@@ -1,10 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { Batcher } from '../../common/batcher.js';
+import { Batcher, BatcherOptions } from '../../common/batcher.js';
 import { AppError } from '../../common/errors.js';
 import { isUuid } from '../../common/uuid.js';
 import { AppConfig } from '../../config/app-config.js';
-import { Db, isolateFailure } from '../../database/db.js';
-import { batchSizeOf, MetricsService } from '../../metrics/metrics.service.js';
+import { BUSY_RETRY, Db, isolateFailure } from '../../database/db.js';
+import { engineSeries, MetricsService } from '../../metrics/metrics.service.js';
 import { Move, moveJson } from './moves.js';
 import { OrderStatus, PaymentStatus, TERMINAL } from './order-state.js';
 import { ORDERS_SQL } from './orders.sql.js';
@@ -65,8 +65,8 @@ interface ApplyRow {
 }
 
 /** Claims and moves batch alike: at most 64 a call, ORDER_BATCH_IN_FLIGHT calls at once, ORDER_BATCH_WINDOW_MS of wait for company. */
-export function orderBatching(config: AppConfig): { maxBatch: number; maxInFlight: number; windowMs: number; isolate: (err: unknown) => boolean } {
-  return { maxBatch: 64, maxInFlight: config.env.ORDER_BATCH_IN_FLIGHT, windowMs: config.env.ORDER_BATCH_WINDOW_MS, isolate: isolateFailure };
+export function orderBatching(config: AppConfig): Pick<BatcherOptions<unknown, unknown>, 'maxBatch' | 'maxInFlight' | 'windowMs' | 'isolate' | 'retry'> {
+  return { maxBatch: 64, maxInFlight: config.env.ORDER_BATCH_IN_FLIGHT, windowMs: config.env.ORDER_BATCH_WINDOW_MS, isolate: isolateFailure, retry: BUSY_RETRY };
 }
 
 /** How long a claimed step (a gateway attempt, an expiry's lookup) may run before another process may take the order again. */
@@ -91,7 +91,7 @@ export class OrderStore {
     this.moves = new Batcher<Move, MoveResult>({
       ...orderBatching(config),
       keyOf: (m) => m.id,
-      onBatch: batchSizeOf(metrics, 'apply'),
+      ...engineSeries(metrics, 'apply'),
       run: (batch) => this.runMoves(batch),
     });
   }

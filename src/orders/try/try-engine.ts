@@ -3,8 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Batcher } from '../../common/batcher.js';
 import { AppError } from '../../common/errors.js';
 import { AppConfig } from '../../config/app-config.js';
-import { Db, isolateFailure } from '../../database/db.js';
-import { batchSizeOf, MetricsService } from '../../metrics/metrics.service.js';
+import { BUSY_RETRY, Db, isolateFailure } from '../../database/db.js';
+import { engineSeries, MetricsService } from '../../metrics/metrics.service.js';
 import { HOLDING, PaymentStatus } from '../state/order-state.js';
 import { stepLeaseMs } from '../state/order-store.js';
 import { OrderScheduler } from '../order-scheduler.js';
@@ -79,8 +79,9 @@ export class TryEngine {
     this.main = new Batcher<TryRequest, Row>({
       ...opts,
       maxInFlight: this.env.TRY_BATCH_IN_FLIGHT,
-      onBatch: batchSizeOf(metrics, 'try'),
+      ...engineSeries(metrics, 'try'),
       isolate: isolateFailure,
+      retry: BUSY_RETRY,
       run: (batch) => this.run(batch, false),
     });
     this.probe = new Batcher<TryRequest, Row>({
@@ -90,8 +91,9 @@ export class TryEngine {
       maxInFlight: 1,
       // The same wait for company as a Try batch (opts), ending once the convoy is in (see
       // Batcher): fewer, fuller probe calls, each refusal cheaper for Postgres.
-      onBatch: batchSizeOf(metrics, 'probe'),
+      ...engineSeries(metrics, 'probe'),
       isolate: isolateFailure,
+      retry: BUSY_RETRY,
       run: (batch) => this.run(batch, true),
     });
   }
