@@ -1,4 +1,8 @@
 import { spawnSync } from 'node:child_process';
+import { Cluster } from 'ioredis';
+import { readyWithin } from '../src/common/with-timeout.js';
+import { redisConnection } from '../src/jobs/redis.js';
+import { waitFor } from './support/topology/engine.js';
 import { RedisCluster, startRedisCluster } from './support/topology/redis-cluster.js';
 import { expectFollowedFailover, runRedisFailover } from './support/topology/redis-failover.js';
 
@@ -36,3 +40,45 @@ it('REDIS_URL naming a cluster node stops start-up with exit 1, naming it, rathe
   expect(run.status).toBe(1);
   expect(run.stderr).toContain('REDIS_URL names a Redis Cluster node: set REDIS_CLUSTER_NODES');
 });
+
+it("a cluster connection made again while the cluster is down is ready once it is back (BullMQ makes a worker's blocking connection again so)", async () => {
+  // A master killed with its replicas: its slots stay uncovered and the cluster says fail.
+  const nodes = await cluster.nodes();
+  const lone = nodes.find((n) => n.role === 'master' && n.slots.length)!;
+  for (const replica of nodes.filter((r) => r.masterPort === lone.port)) await cluster.killNode(replica.port);
+  const other = nodes.find((n) => n.port !== lone.port && n.masterPort !== lone.port)!;
+  const seeds = nodes.filter((n) => n.masterPort !== lone.port).map((n) => ({ host: '127.0.0.1', port: n.port }));
+  const conn = redisConnection({ REDIS_CLUSTER_NODES: seeds, REDIS_URL: cluster.firstUrl }, 'worker') as Cluster;
+  try {
+    await readyWithin(conn, 10_000);
+    expect(conn.status).toBe('ready');
+    await new Promise((ended) => {
+      conn.once('end', ended);
+      conn.disconnect();
+    });
+    await cluster.killNode(lone.port);
+    await waitFor('the cluster down', 20_000, async () => ((await cluster.state(other.port)) === 'fail' ? true : undefined));
+
+    // ioredis' ready check fails while the cluster is down: it tries again on its own, and this
+    // promise must follow it (left pending for good, a BullMQ worker waited on it and stopped).
+    let outcome: string | undefined;
+    const connecting = conn.connect().then(
+      () => (outcome = 'ready'),
+      (err: Error) => (outcome = `rejected: ${err.message}`),
+    );
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(outcome).toBeUndefined();
+    await cluster.restartNode(lone.port);
+    await Promise.race([connecting, new Promise((r) => setTimeout(r, 20_000))]);
+    expect(outcome).toBe('ready');
+    // A key of its slots answers again through it.
+    let key = '';
+    for (let i = 0; !key; i++) {
+      const slot = Number(await conn.cluster('KEYSLOT', `probe-${i}`));
+      if (lone.slots.some(([a, b]) => slot >= a && slot <= b)) key = `probe-${i}`;
+    }
+    expect(await conn.set(key, '1')).toBe('OK');
+  } finally {
+    conn.disconnect();
+  }
+}, 90_000);

@@ -50,6 +50,7 @@ export function redisConnection(env: RedisEnv, role: RedisRole): RedisClient {
       slotsRefreshTimeout: 2000,
       redisOptions,
     });
+    connectUntilReady(client);
   } else if (env.REDIS_SENTINELS) {
     client = new Redis({ ...options, retryStrategy, sentinels: env.REDIS_SENTINELS, name: env.REDIS_SENTINEL_MASTER, failoverDetector: true, sentinelRetryStrategy: retryStrategy });
   } else {
@@ -79,12 +80,52 @@ function keepConnected(client: RedisClient): void {
     if (!reconnect) closing = true;
     disconnect(reconnect);
   };
+  // Connected again by its owner (BullMQ resets a worker's blocking connection so): kept again.
+  const connect = client.connect.bind(client);
+  client.connect = () => {
+    closing = false;
+    return connect();
+  };
   client.on('end', () => {
     if (closing) return;
     setTimeout(() => {
       if (!closing && client.status === 'end') client.connect().catch(() => undefined);
     }, REVIVE_MS).unref();
   });
+}
+
+/**
+ * A cluster's `connect()` settles: it resolves once the cluster is ready and rejects if it ends.
+ * ioredis leaves the promise pending for good when its ready check fails (CLUSTER INFO answered
+ * `cluster_state:fail`, or sent to a master that was just killed): it reconnects on its own, but
+ * never tells the caller. BullMQ awaits that promise when it resets a worker's blocking connection
+ * (after a blocking wait outlived its watchdog, as during a failover): that queue's worker then
+ * fetched nothing ever again while health said up — its delayed jobs piled up until the sweeper
+ * found the orders.
+ */
+function connectUntilReady(cluster: Cluster): void {
+  const connect = cluster.connect.bind(cluster);
+  cluster.connect = () =>
+    new Promise<void>((resolve, reject) => {
+      const done = () => {
+        cluster.off('ready', ready);
+        cluster.off('end', ended);
+      };
+      const ready = () => {
+        done();
+        resolve();
+      };
+      const ended = () => {
+        done();
+        reject(new Error('Connection is closed.'));
+      };
+      cluster.once('ready', ready);
+      cluster.once('end', ended);
+      connect().then(ready, (err: unknown) => {
+        done();
+        reject(err as Error);
+      });
+    });
 }
 
 /**

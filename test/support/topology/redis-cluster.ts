@@ -27,6 +27,12 @@ export interface RedisCluster {
    * slots and the cluster says `ok` again. Returns the replica promoted and the time it took.
    */
   killMaster(port: number): Promise<{ promoted: number; failoverMs: number }>;
+  /** SIGKILLs the node at `port`, whatever its role, and returns at once. */
+  killNode(port: number): Promise<void>;
+  /** Starts the node at `port` again, with its cluster configuration, and waits for `cluster_state:ok` on every live node. */
+  restartNode(port: number): Promise<void>;
+  /** The `cluster_state` a live node reports. */
+  state(port: number): Promise<string>;
   /** Stops every node still running (by pid) and removes the directory. */
   stop(): Promise<void>;
 }
@@ -66,18 +72,15 @@ export async function startRedisCluster(opts: RedisClusterOptions = {}): Promise
     await Promise.all(engines.map((e) => e.stop()));
     dir.remove();
   };
+  const launch = (i: number) =>
+    startEngine(ports[i], [
+      '--port', String(ports[i]), '--cluster-port', String(ports[count + i]), '--bind', '127.0.0.1', '--protected-mode', 'no',
+      '--cluster-enabled', 'yes', '--cluster-config-file', `${dir.path}/nodes-${ports[i]}.conf`,
+      '--cluster-node-timeout', String(opts.nodeTimeoutMs ?? 2000),
+      '--dir', dir.path, '--save', '', '--appendonly', 'no', '--logfile', `${dir.path}/redis-${ports[i]}.log`,
+    ]);
   try {
-    for (let i = 0; i < count; i++) {
-      const [port, bus] = [ports[i], ports[count + i]];
-      engines.push(
-        startEngine(port, [
-          '--port', String(port), '--cluster-port', String(bus), '--bind', '127.0.0.1', '--protected-mode', 'no',
-          '--cluster-enabled', 'yes', '--cluster-config-file', `${dir.path}/nodes-${port}.conf`,
-          '--cluster-node-timeout', String(opts.nodeTimeoutMs ?? 2000),
-          '--dir', dir.path, '--save', '', '--appendonly', 'no', '--logfile', `${dir.path}/redis-${port}.log`,
-        ]),
-      );
-    }
+    for (let i = 0; i < count; i++) engines.push(launch(i));
     const live = engines.slice(0, count);
     for (const e of live) await waitFor(`redis node ${e.port} answering`, 10_000, async () => ((await command(e.port, 'PING')) === 'PONG' ? true : undefined));
     await run('redis-cli', ['--cluster', 'create', ...live.map((e) => `127.0.0.1:${e.port}`), '--cluster-replicas', String(opts.replicasPerMaster ?? 1), '--cluster-yes'], { timeout: 30_000 });
@@ -96,6 +99,7 @@ export async function startRedisCluster(opts: RedisClusterOptions = {}): Promise
   }
 
   const alive = () => engines.filter((e) => !e.gone());
+  const state = async (port: number) => /cluster_state:(\w+)/.exec(String(await command(port, 'CLUSTER', 'INFO')))?.[1] ?? 'unknown';
   const nodes = async (): Promise<ClusterNode[]> => {
     const parsed = parseNodes(String(await command(alive()[0].port, 'CLUSTER', 'NODES'))).filter((n) => !n.failed);
     const portOf = new Map(parsed.map((n) => [n.id, n.port]));
@@ -128,6 +132,18 @@ export async function startRedisCluster(opts: RedisClusterOptions = {}): Promise
       });
       return { promoted, failoverMs: Date.now() - started };
     },
+    async killNode(port) {
+      await engines.find((e) => e.port === port && !e.gone())!.kill();
+    },
+    async restartNode(port) {
+      const i = ports.indexOf(port);
+      engines[i] = launch(i);
+      await waitFor(`the cluster ok again with ${port}`, 30_000, async () => {
+        const states = await Promise.all(alive().map((e) => state(e.port)));
+        return states.every((st) => st === 'ok') ? true : undefined;
+      });
+    },
+    state,
     stop,
   };
 }
