@@ -103,7 +103,10 @@ function keepConnected(client: RedisClient): void {
  * fetched nothing ever again while health said up — its delayed jobs piled up until the sweeper
  * found the orders.
  */
-function connectUntilReady(cluster: Cluster): void {
+function connectUntilReady(cluster: Cluster): Cluster {
+  // BullMQ's blocking connection is a duplicate of the one it is given: it settles too.
+  const duplicate = cluster.duplicate.bind(cluster);
+  cluster.duplicate = (...args: Parameters<Cluster['duplicate']>) => connectUntilReady(duplicate(...args));
   const connect = cluster.connect.bind(cluster);
   cluster.connect = () =>
     new Promise<void>((resolve, reject) => {
@@ -126,6 +129,7 @@ function connectUntilReady(cluster: Cluster): void {
         reject(err as Error);
       });
     });
+  return cluster;
 }
 
 /**
