@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { useHarness } from './support/harness.js';
-import { uniqueSku } from './support/orders.js';
+import { uniqueSku, waitForStatus } from './support/orders.js';
 import { expectProblem } from './support/problem.js';
 import { RawConnection } from './support/raw-http.js';
 
@@ -72,6 +72,20 @@ it('a Confirm whose charge went through while the row is held answers 200 CONFIR
   const confirmed = await holdingTheSkuFor(1200, () => h.api.post(`/orders/${order.body.id}/confirm`, { paymentToken: 'tok_ok' }));
   expect({ status: confirmed.status, state: confirmed.body.status }).toEqual({ status: 200, state: 'CONFIRM_SUCCESS' });
   expect(await retries('apply')).toBeGreaterThan(before);
+  expect(await h.sim.chargesFor(order.body.id)).toMatchObject({ succeeded: 1 });
+});
+
+it('a Confirm whose charge went through but whose row stays held past the retries: 503, then the service finishes it, charged once', async () => {
+  const order = await h.api.order(randomUUID(), body);
+  expect(order.status).toBe(201);
+  const confirmed = await holdingTheSku(() => h.api.post(`/orders/${order.body.id}/confirm`, { paymentToken: 'tok_ok' }));
+  expectProblem(confirmed, 503, 'SERVICE_UNAVAILABLE');
+  expect(await h.sim.chargesFor(order.body.id)).toMatchObject({ succeeded: 1 });
+  // The attempt is still its own (its step's lease): a Confirm sent again answers the order as it stands.
+  const again = await h.api.post(`/orders/${order.body.id}/confirm`, { paymentToken: 'tok_ok' });
+  expect(again.status).toBeLessThan(500);
+  // Once the lease runs out the service takes the step again with the same gateway key.
+  expect((await waitForStatus(h.api, order.body.id, ['CONFIRM_SUCCESS', 'PAY_FAILED', 'CANCELED'], 30_000)).status).toBe('CONFIRM_SUCCESS');
   expect(await h.sim.chargesFor(order.body.id)).toMatchObject({ succeeded: 1 });
 });
 
