@@ -126,23 +126,31 @@ describe('circuit breaker', () => {
     const ours = new Set(orders.map((o) => o.id));
     /** Charge requests the gateway received for these orders (anything else reaching it is not this breaker's doing). */
     const charges = async () => (await sim.ledger()).chargeAttempts.filter((a) => ours.has(a.reference)).length;
-    const halfOpens = () => svc!.logs.filter((l) => l.includes('circuit breaker is now half_open')).length;
+    /**
+     * Half-opens the service logged up to `until` (epoch ms). Its log is written in the background
+     * (flushed every 100 ms), so a line is read by its own timestamp once the log has caught up,
+     * not by whether it has reached this process yet.
+     */
+    const halfOpens = (until = Infinity) =>
+      svc!.logs.filter((l) => l.includes('circuit breaker is now half_open') && (JSON.parse(l) as { time: number }).time <= until).length;
     await sim.setFaults({ errorRate: 1 });
     const halfOpensBefore = halfOpens();
-    const started = performance.now();
+    const started = Date.now();
     await Promise.all(orders.map((o) => api.post(`/orders/${o.id}/confirm`)));
     await waitFor('the breaker to open', async () => /tcc_payment_circuit_state 2/.test((await api.get('/metrics')).body));
     await new Promise((r) => setTimeout(r, 3000));
-    // In this order: a charge counted has its half-open logged before it, and the half-opens
-    // counted all fall within the elapsed time.
+    // A charge counted has its half-open logged before it: every half-open up to the moment the
+    // charges were read counts, once the log holding it has been flushed.
     const during = await charges();
-    const probes = halfOpens() - halfOpensBefore;
-    const elapsedMs = performance.now() - started;
+    const readAt = Date.now();
+    await new Promise((r) => setTimeout(r, 1000));
+    const probes = halfOpens(readAt) - halfOpensBefore;
+    const elapsedMs = readAt - started;
     // 10 orders retrying every ~200-400 ms for 3 s would make well over 60 calls without a breaker.
     // With it: each order's first call, then one call per half-open (each comes a reset period,
     // 1 s, after the breaker opened), exactly.
     const timeline = async () =>
-      JSON.stringify({ during, probes, elapsedMs: Math.round(elapsedMs), events: await db.query(`SELECT order_id, type, data->>'outcome' AS outcome, data->>'source' AS source, at FROM order_events WHERE type IN ('payment.charge', 'payment.breaker_rejected') ORDER BY at`) });
+      JSON.stringify({ during, probes, elapsedMs, events: await db.query(`SELECT order_id, type, data->>'outcome' AS outcome, data->>'source' AS source, at FROM order_events WHERE type IN ('payment.charge', 'payment.breaker_rejected') ORDER BY at`) });
     if (during > 10 + probes || probes > Math.floor(elapsedMs / 1000)) throw new Error(`the breaker let too many calls through: ${await timeline()}`);
     expect(during).toBeGreaterThanOrEqual(3); // the volume it needs to open
     const metrics = (await api.get('/metrics')).body as string;

@@ -12,7 +12,9 @@ import { RawConnection } from './support/raw-http.js';
  * `Retry-After: 1`, having reserved nothing — on the fast path and through Fastify alike; once the
  * row is free the same request succeeds.
  */
-const h = useHarness();
+// The gateway's answer is what these Confirms wait on first: a loaded machine must not turn it into
+// an unknown outcome (the suite's 300 ms), which would answer 202 before any row is met.
+const h = useHarness({ PAYMENT_TIMEOUT_MS: '2000' });
 const sku = uniqueSku('BUSY');
 
 beforeAll(async () => {
