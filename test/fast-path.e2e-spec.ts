@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { useHarness } from './support/harness.js';
 import { client, Client } from './support/http.js';
-import { rawRequest } from './support/raw-http.js';
+import { RawConnection, rawRequest } from './support/raw-http.js';
 import { ServiceProcess, startService } from './support/service.js';
 
 /**
@@ -98,6 +98,26 @@ it('a Confirm answers the same either way: paid, paid again, unknown, canceled, 
   expect(outcomes[0]).toEqual(outcomes[1]);
   expect(outcomes[0].map((o) => o.status)).toEqual([200, 200, 404, 409, 400]);
   expect((await served(h.api)).confirms - before.confirms).toBe(5);
+});
+
+it('a body whose bytes arrive split inside a character is read as the same text either way', async () => {
+  const before = await served(h.api);
+  const customerId = 'c-€-\u{1F600}';
+  const bytes = Buffer.from(JSON.stringify({ customerId, items: [{ sku: 'FAST-1', quantity: 1 }] }), 'utf8');
+  const cut = bytes.indexOf(Buffer.from('\u{1F600}', 'utf8')) + 2; // two of the emoji's four bytes in each piece
+  const answers = [];
+  for (const url of [h.svc.url, nest.url]) {
+    const c = new RawConnection(url);
+    try {
+      c.trickle([`POST /orders HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nIdempotency-Key: ${randomUUID()}\r\nContent-Length: ${bytes.length}\r\n\r\n`, bytes.subarray(0, cut), bytes.subarray(cut)], 50);
+      const reply = await c.next(5000);
+      answers.push({ status: reply.status, customerId: reply.body?.customerId });
+    } finally {
+      c.destroy();
+    }
+  }
+  expect(answers).toEqual([{ status: 201, customerId }, { status: 201, customerId }]);
+  expect((await served(h.api)).tries - before.tries).toBe(1);
 });
 
 it('what the fast path does not take still gets the contract: a chunked body, a query, a body over 64 KiB', async () => {
