@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import { reserve, uniqueSku } from './support/orders.js';
 import { useHarness } from './support/harness.js';
 import { client, waitFor } from './support/http.js';
-import { startService } from './support/service.js';
+import { deleteQueueKeys, queuePrefix, startService } from './support/service.js';
 import { ADMIN_TOKEN } from './support/env.js';
 
 /** What an operator relies on: admin routes, timeline, reconciliation, metrics, health, OpenAPI. */
@@ -316,6 +316,38 @@ describe('metrics', () => {
     expect(metric(after, 'tcc_oldest_holding_order_age_seconds')).toBeGreaterThan(0);
     expect(after).toMatch(/tcc_http_request_duration_seconds_bucket\{.*route="\/orders\/:id\/confirm"/);
     expect(after).toMatch(/tcc_queue_jobs\{queue="reservation-expiry",state="delayed"\} [1-9]/);
+  });
+});
+
+describe('queue overdue', () => {
+  it('tcc_queue_overdue_seconds rises while no worker takes a queue\'s due jobs, and falls to 0 once one does', async () => {
+    // Queues of their own (a new prefix): only the processes started here serve them.
+    const prefix = queuePrefix();
+    const env = { DATABASE_URL: h.db.url, PAYMENT_GATEWAY_URL: h.sim.url, QUEUE_PREFIX: prefix, RESERVATION_TTL_MS: '1500' };
+    const api = await startService({ ...env, ROLE: 'api' });
+    let worker: Awaited<ReturnType<typeof startService>> | undefined;
+    try {
+      const c = client(api.url);
+      const overdue = async (queue: string) => metric((await c.get('/metrics')).body as string, `tcc_queue_overdue_seconds{queue="${queue}"}`);
+      expect(await overdue('reservation-expiry')).toBe(0);
+      await reserve(c, uniqueSku('OVERDUE'), 1); // its expiry job falls due in about 1.5 s
+      await waitFor('the expiry job to be a second overdue with no worker', async () => ((await overdue('reservation-expiry')) ?? 0) >= 1);
+      expect(await overdue('confirm-retry')).toBe(0);
+      worker = await startService({ ...env, ROLE: 'worker' });
+      await waitFor('the worker to take it', async () => (await overdue('reservation-expiry')) === 0);
+    } finally {
+      await worker?.stop();
+      await api.stop();
+      await deleteQueueKeys(prefix);
+    }
+  });
+
+  it('stays near 0 where a worker runs', async () => {
+    const text = (await h.api.get('/metrics')).body as string;
+    for (const queue of ['confirm-retry', 'reservation-expiry', 'refunds', 'webhooks']) {
+      expect([queue, metric(text, `tcc_queue_overdue_seconds{queue="${queue}"}`)]).toEqual([queue, expect.any(Number)]);
+      expect([queue, metric(text, `tcc_queue_overdue_seconds{queue="${queue}"}`)! < 10]).toEqual([queue, true]);
+    }
   });
 });
 

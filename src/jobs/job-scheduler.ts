@@ -46,6 +46,21 @@ export class JobScheduler implements OrderScheduler, BranchScheduler, WebhookSch
   }
 
   /**
+   * How long the queue's earliest delayed job has been due, in seconds (0: none is due). A worker
+   * moves a delayed job to waiting once it is due, whenever it fetches, busy or not; one still
+   * delayed past its time means no worker is fetching from the queue (none running, or its
+   * connection stuck), which the sweeper hides by doing the work from Postgres, later. BullMQ keeps
+   * delayed jobs in a sorted set scored by due time (ms) × 4096 plus a counter (its
+   * getDelayedScore.lua); the operations spec holds this reading to real queues.
+   */
+  async overdueSeconds(q: Queue<JobData>): Promise<number> {
+    const earliest = await this.connection.zrange(q.keys.delayed, '0', '0', 'WITHSCORES');
+    if (earliest.length < 2) return 0;
+    const dueMs = Math.floor(Number(earliest[1]) / 0x1000);
+    return Math.max(0, (Date.now() - dueMs) / 1000);
+  }
+
+  /**
    * Redis answers, and answers for every queue: a ping, then each queue's counts (a script over
    * several of its keys, which a cluster without the queue's hash tag refuses CROSSSLOT and a
    * node not serving it answers MOVED). Rejects with what failed, in Redis's words.

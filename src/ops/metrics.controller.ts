@@ -37,6 +37,7 @@ export class MetricsScraper {
   private readonly reconciledAt: Gauge;
   private readonly oldestBranch: Gauge;
   private readonly queueDepth: Gauge<'queue' | 'state'>;
+  private readonly queueOverdue: Gauge<'queue'>;
   private readonly lowStockSkus: Gauge;
   private readonly inventoryMismatches: Gauge;
 
@@ -62,6 +63,11 @@ export class MetricsScraper {
       'Stock rows whose reserved is not what is held there or whose on hand is not the sum of its ledger, as the last scheduled consistency check found (from the database)',
     );
     this.queueDepth = metrics.gauge('tcc_queue_jobs', 'BullMQ jobs by queue and state', ['queue', 'state']);
+    this.queueOverdue = metrics.gauge(
+      'tcc_queue_overdue_seconds',
+      "How long the queue's earliest delayed job has been due without a worker taking it (0 when none is due): above a few seconds, no worker is fetching from the queue",
+      ['queue'],
+    );
     metrics.circuitState.set(BREAKER_STATE_VALUE[gateway.state]);
   }
 
@@ -81,8 +87,9 @@ export class MetricsScraper {
     await Promise.all(
       Object.entries(this.jobs.queues).map(async ([name, q]) => {
         try {
-          const counts = await q.getJobCounts('waiting', 'delayed', 'active', 'failed');
+          const [counts, overdueS] = await Promise.all([q.getJobCounts('waiting', 'delayed', 'active', 'failed'), this.jobs.overdueSeconds(q)]);
           for (const [state, n] of Object.entries(counts)) this.queueDepth.set({ queue: name, state }, n);
+          this.queueOverdue.set({ queue: name }, overdueS);
         } catch {
           // Redis away: keep the last known depth; /health reports the outage.
         }
