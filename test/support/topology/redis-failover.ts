@@ -44,6 +44,8 @@ export interface FailoverReport {
   /** What the queue dashboard's API and /metrics' `tcc_queue_jobs` show of the queues at the end. */
   dashboardQueues: string[];
   gaugedQueues: string[];
+  /** /metrics' `tcc_queue_overdue_seconds` per queue at the end, rounded (read from the cluster or through Sentinel like the rest). */
+  queueOverdueS: Record<string, number>;
   /** Processes that exited on their own. */
   died: string[];
   /** Webhook deliveries not delivered at the end. */
@@ -147,6 +149,8 @@ export async function runRedisFailover(topology: RedisTopology, opts: { loadMs: 
     const board = await api.admin('GET', '/admin/queues/api/queues');
     const metrics = String((await api.get('/metrics')).body);
     const gaugedQueues = [...new Set([...metrics.matchAll(/^tcc_queue_jobs\{queue="([^"]+)",state="waiting"\} \d+$/gm)].map((m) => m[1]))].sort();
+    // How long each queue's earliest due job has waited for a worker at the end (a stalled fetch loop shows here).
+    const queueOverdueS = Object.fromEntries([...metrics.matchAll(/^tcc_queue_overdue_seconds\{queue="([^"]+)"\} (\S+)$/gm)].map((m) => [m[1], Math.round(Number(m[2]))]));
     return {
       load,
       health,
@@ -164,6 +168,7 @@ export async function runRedisFailover(topology: RedisTopology, opts: { loadMs: 
       logLines: procs.reduce((n, p) => n + p.proc.logs.length, 0),
       dashboardQueues: board.status === 200 ? (board.body.queues as { name: string }[]).map((q) => q.name).sort() : [`HTTP ${board.status}`],
       gaugedQueues,
+      queueOverdueS,
       died: procs.filter((p) => p.proc.proc.exitCode !== null || p.proc.proc.signalCode !== null).map((p) => `${p.name}: ${p.proc.logs.slice(-5).join(' | ')}`),
       undelivered,
       seconds: Math.round((Date.now() - began) / 1000),
@@ -201,5 +206,6 @@ export function expectFollowedFailover(report: FailoverReport, label: string): v
   expect(report.undelivered).toBe(0);
   expect(report.dashboardQueues).toEqual([...QUEUES].sort());
   expect(report.gaugedQueues).toEqual([...QUEUES].sort());
+  expect(Object.keys(report.queueOverdueS).sort()).toEqual([...QUEUES].sort());
   expect(report.workerErrorLines).toBeLessThanOrEqual(QUEUES.length * Math.ceil(report.seconds / 10));
 }
