@@ -345,8 +345,9 @@ describe('queue overdue', () => {
   it('stays near 0 where a worker runs', async () => {
     const text = (await h.api.get('/metrics')).body as string;
     for (const queue of ['confirm-retry', 'reservation-expiry', 'refunds', 'webhooks']) {
-      expect([queue, metric(text, `tcc_queue_overdue_seconds{queue="${queue}"}`)]).toEqual([queue, expect.any(Number)]);
-      expect([queue, metric(text, `tcc_queue_overdue_seconds{queue="${queue}"}`)! < 10]).toEqual([queue, true]);
+      const seconds = metric(text, `tcc_queue_overdue_seconds{queue="${queue}"}`);
+      expect([queue, seconds]).toEqual([queue, expect.any(Number)]);
+      expect([queue, seconds! < 10]).toEqual([queue, true]);
     }
   });
 });

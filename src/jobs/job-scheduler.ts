@@ -51,7 +51,8 @@ export class JobScheduler implements OrderScheduler, BranchScheduler, WebhookSch
    * delayed past its time means no worker is fetching from the queue (none running, or its
    * connection stuck), which the sweeper hides by doing the work from Postgres, later. BullMQ keeps
    * delayed jobs in a sorted set scored by due time (ms) × 4096 plus a counter (its
-   * getDelayedScore.lua); the operations spec holds this reading to real queues.
+   * getDelayedScore.lua); the operations spec holds this reading to real queues. The due time is the
+   * enqueuing process's clock, read against this one's: hosts whose clocks differ by seconds add that.
    */
   async overdueSeconds(q: Queue<JobData>): Promise<number> {
     const earliest = await this.connection.zrange(q.keys.delayed, '0', '0', 'WITHSCORES');
