@@ -1,22 +1,9 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { Static, Type } from '@sinclair/typebox';
 import { ApiErrors, ApiJson, ref } from '../http/api-docs.js';
-import { intText } from '../http/schemas.js';
 import { QueryPipe } from '../http/validation.js';
-import { BranchList } from '../inventory/participant/participant.schemas.js';
+import { BranchList, BranchQuery } from '../inventory/participant/participant.schemas.js';
 import { BranchView, ParticipantService } from '../inventory/participant/participant.service.js';
-
-const BranchQuery = Type.Object(
-  {
-    status: Type.Optional(Type.String({ enum: ['RESERVED', 'CONFIRMED', 'CANCELED'], 'x-message': 'status must be RESERVED, CONFIRMED or CANCELED' })),
-    olderThanMinutes: Type.Optional(intText(/^(?:0|[1-9]\d{0,6})$/, 'olderThanMinutes must be an integer from 0 to 9999999')),
-    limit: Type.Optional(intText(/^(?:[1-9]\d{0,2}|1000)$/, 'limit must be an integer from 1 to 1000')),
-    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 700, description: 'nextCursor of the previous page' })),
-  },
-  { additionalProperties: false },
-);
-type BranchQuery = Static<typeof BranchQuery>;
 
 /** Outside coordinators' branches, for operators: which are reserved, since when, until when. */
 @ApiTags('admin')

@@ -8,14 +8,17 @@ import { inspect } from './json-body.js';
  * Bodies and queries are checked against JSON Schemas (the same ones the OpenAPI document shows),
  * compiled once to plain functions by ajv: strict types (no "2" for 2), unknown fields refused
  * (`__proto__` and `constructor` too), every failure VALIDATION_FAILED with `errors: [{ field, message }]`.
- * A schema may say how a broken value is described with `x-message`.
+ * A schema may say how a broken value is described with `x-message`. Each is compiled on its first
+ * use, not at start-up: compiling all of them was a tenth of a start's CPU, and most processes
+ * (workers, the suite's short-lived ones) never see most routes. A spec compiles every schema the
+ * routes use (validation-schemas.spec.ts), so a broken one fails the build, not a request.
  */
 const ajv = new Ajv({ allErrors: true, verbose: true, coerceTypes: false, useDefaults: false, strict: true });
 ajv.addVocabulary(['x-message', 'example']);
 
 const compiled = new WeakMap<object, ValidateFunction>();
 
-function compile(schema: TSchema): ValidateFunction {
+export function compile(schema: TSchema): ValidateFunction {
   let fn = compiled.get(schema);
   if (!fn) {
     fn = ajv.compile(schema);
@@ -69,9 +72,7 @@ export function validateBody<S extends TSchema>(schema: S, value: unknown): Stat
 /** `@Body(new BodyPipe(Schema))`: validateBody as a Nest pipe. */
 @Injectable()
 export class BodyPipe<S extends TSchema> implements PipeTransform {
-  constructor(private readonly schema: S) {
-    compile(schema);
-  }
+  constructor(private readonly schema: S) {}
 
   transform(value: unknown): Static<S> {
     return validateBody(this.schema, value);
@@ -81,9 +82,7 @@ export class BodyPipe<S extends TSchema> implements PipeTransform {
 /** `@Query(new QueryPipe(Schema))`: query strings obey the same input rules as bodies. */
 @Injectable()
 export class QueryPipe<S extends TSchema> implements PipeTransform {
-  constructor(private readonly schema: S) {
-    compile(schema);
-  }
+  constructor(private readonly schema: S) {}
 
   transform(value: unknown): Static<S> {
     const input = { ...((value as Record<string, unknown>) ?? {}) };

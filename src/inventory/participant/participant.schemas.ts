@@ -1,5 +1,5 @@
 import { Static, Type } from '@sinclair/typebox';
-import { Lines, LocationIds } from '../../http/schemas.js';
+import { intText, Lines, LocationIds } from '../../http/schemas.js';
 
 const TX_ID = { pattern: '^[A-Za-z0-9_.:-]{1,128}$', 'x-message': 'transactionId must be 1-128 characters of [A-Za-z0-9_.:-]' };
 
@@ -48,3 +48,15 @@ export const BranchList = Type.Object({
   ),
   nextCursor: Type.Union([Type.String(), Type.Null()]),
 });
+
+/** The operators' list of branches (GET /admin/participant/transactions). */
+export const BranchQuery = Type.Object(
+  {
+    status: Type.Optional(Type.String({ enum: ['RESERVED', 'CONFIRMED', 'CANCELED'], 'x-message': 'status must be RESERVED, CONFIRMED or CANCELED' })),
+    olderThanMinutes: Type.Optional(intText(/^(?:0|[1-9]\d{0,6})$/, 'olderThanMinutes must be an integer from 0 to 9999999')),
+    limit: Type.Optional(intText(/^(?:[1-9]\d{0,2}|1000)$/, 'limit must be an integer from 1 to 1000')),
+    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 700, description: 'nextCursor of the previous page' })),
+  },
+  { additionalProperties: false },
+);
+export type BranchQuery = Static<typeof BranchQuery>;
