@@ -136,7 +136,8 @@ describe('Confirm and Cancel', () => {
   it('a gateway that times out after charging leaves the order CONFIRM_PENDING holding its stock; confirming again never charges twice', async () => {
     const s = sku('HANG');
     const order = await reserve(s);
-    await h.sim.setFaults({ hangMs: 2000 });
+    // The answer hangs past the harness's 2 s PAYMENT_TIMEOUT_MS.
+    await h.sim.setFaults({ hangMs: 5000 });
     await h.sim.script(['charge_then_hang']);
     const first = await h.api.post(`/orders/${order.id}/confirm`);
     expect(first.status).toBe(202);

@@ -1,7 +1,7 @@
 import { createTestDatabase, TestDatabase } from './support/database.js';
 import { client, Client, waitFor } from './support/http.js';
 import { reserve, uniqueSku, waitForStatus, TERMINAL } from './support/orders.js';
-import { deleteQueueKeys, queuePrefix, ServiceProcess, startService } from './support/service.js';
+import { deleteQueueKeys, HANG_ENV, queuePrefix, ServiceProcess, startService } from './support/service.js';
 import { SimulatorHandle, startSimulator } from './support/simulator.js';
 
 /** Unknown outcomes: BullMQ retries with the same key, lookups after the last attempt, the breaker. */
@@ -13,7 +13,7 @@ const prefix = queuePrefix();
 
 async function restart(env: Record<string, string> = {}): Promise<void> {
   await svc?.stop();
-  svc = await startService({ DATABASE_URL: db.url, PAYMENT_GATEWAY_URL: sim.url, QUEUE_PREFIX: prefix, ...env });
+  svc = await startService({ DATABASE_URL: db.url, PAYMENT_GATEWAY_URL: sim.url, QUEUE_PREFIX: prefix, ...HANG_ENV, ...env });
   api = client(svc.url);
 }
 
@@ -109,16 +109,24 @@ describe('retries exhausted', () => {
 });
 
 describe('circuit breaker', () => {
-  beforeAll(() =>
-    restart({
+  // A database and queues of its own: the earlier tests' orders keep the gateway busy (lookups,
+  // refund rounds), and a lookup that succeeds while the breaker is half-open closes it, letting
+  // every charge waiting then through at once — calls the bound below does not count.
+  beforeAll(async () => {
+    await svc?.stop();
+    svc = undefined;
+    await db.drop();
+    await deleteQueueKeys(prefix);
+    db = await createTestDatabase();
+    await restart({
       CONFIRM_MAX_ATTEMPTS: '8',
       CONFIRM_RETRY_BASE_MS: '200',
       BREAKER_VOLUME_THRESHOLD: '3',
       BREAKER_ERROR_THRESHOLD_PERCENT: '50',
       BREAKER_RESET_TIMEOUT_MS: '1000',
       RESERVATION_TTL_MS: '60000',
-    }),
-  );
+    });
+  });
 
   it('opens while the gateway fails, bounds the calls, and deferred orders complete after it recovers', async () => {
     const orders = [];

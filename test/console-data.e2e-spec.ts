@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { useHarness } from './support/harness.js';
+import { HANG_ENV } from './support/service.js';
 import { waitFor } from './support/http.js';
 import { uniqueSku } from './support/orders.js';
 
@@ -11,6 +12,7 @@ import { uniqueSku } from './support/orders.js';
  * is low, what a location holds, and how a webhook endpoint's deliveries are going.
  */
 const h = useHarness({
+  ...HANG_ENV,
   CONFIRM_RETRY_BASE_MS: '600000',
   RESERVATION_TTL_MS: '900000',
   BREAKER_VOLUME_THRESHOLD: '3',

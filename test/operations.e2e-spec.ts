@@ -7,11 +7,11 @@ import { createServer } from 'node:net';
 import { reserve, uniqueSku } from './support/orders.js';
 import { useHarness } from './support/harness.js';
 import { client, waitFor } from './support/http.js';
-import { deleteQueueKeys, queuePrefix, startService } from './support/service.js';
+import { deleteQueueKeys, HANG_ENV, queuePrefix, startService } from './support/service.js';
 import { ADMIN_TOKEN } from './support/env.js';
 
 /** What an operator relies on: admin routes, timeline, reconciliation, metrics, health, OpenAPI. */
-const h = useHarness({ CONFIRM_RETRY_BASE_MS: '600000' });
+const h = useHarness({ ...HANG_ENV, CONFIRM_RETRY_BASE_MS: '600000' });
 
 
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { useHarness } from './support/harness.js';
+import { HANG_ENV } from './support/service.js';
 import { waitFor } from './support/http.js';
 import { moneyBroken, reserveHeld, tryHeld } from './support/holds.js';
 import { TERMINAL, uniqueSku, waitForStatus } from './support/orders.js';
@@ -12,7 +13,7 @@ import type { SimMode } from './support/simulator.js';
  * here) makes the order need attention; reconciliation covers authorizations; the metrics and the
  * timeline name each call. PAYMENT_TIMEOUT_MS is 300.
  */
-const h = useHarness({ CONFIRM_MAX_ATTEMPTS: '3', BREAKER_VOLUME_THRESHOLD: '1000', RESERVATION_TTL_MS: '60000' });
+const h = useHarness({ ...HANG_ENV, CONFIRM_MAX_ATTEMPTS: '3', BREAKER_VOLUME_THRESHOLD: '1000', RESERVATION_TTL_MS: '60000' });
 
 beforeEach(() => h.sim.reset());
 

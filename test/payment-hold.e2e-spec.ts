@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { useHarness } from './support/harness.js';
+import { HANG_ENV } from './support/service.js';
 import { waitFor } from './support/http.js';
 import { moneyBroken, reserveHeld, tryHeld } from './support/holds.js';
 import { reserve, uniqueSku } from './support/orders.js';
@@ -9,7 +10,7 @@ import { reserve, uniqueSku } from './support/orders.js';
  * voided at Cancel — beside the classic flow (charge at Confirm), chosen per order by whether the
  * Try carries `payment`. Retries never run by themselves here (a 10-minute backoff).
  */
-const h = useHarness({ CONFIRM_RETRY_BASE_MS: '600000', RESERVATION_TTL_MS: '600000', RESERVATION_MAX_TTL_MS: '3600000' });
+const h = useHarness({ ...HANG_ENV, CONFIRM_RETRY_BASE_MS: '600000', RESERVATION_TTL_MS: '600000', RESERVATION_MAX_TTL_MS: '3600000' });
 
 beforeEach(() => h.sim.reset());
 

@@ -1,9 +1,10 @@
 import { waitFor } from './support/http.js';
 import { reserve, uniqueSku, waitForStatus, TERMINAL } from './support/orders.js';
 import { useHarness } from './support/harness.js';
+import { HANG_ENV } from './support/service.js';
 
 /** The reservation TTL is a hard deadline: a paid order is finished, anything else released. */
-const h = useHarness({ RESERVATION_TTL_MS: '2500', CONFIRM_RETRY_BASE_MS: '600000' });
+const h = useHarness({ ...HANG_ENV, RESERVATION_TTL_MS: '2500', CONFIRM_RETRY_BASE_MS: '600000' });
 
 
 beforeEach(() => h.sim.reset());

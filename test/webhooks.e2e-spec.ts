@@ -3,11 +3,11 @@ import { useHarness } from './support/harness.js';
 import { client, waitFor } from './support/http.js';
 import { reserve, uniqueSku } from './support/orders.js';
 import { Receiver, startReceiver } from './support/receiver.js';
-import { deleteQueueKeys, startService } from './support/service.js';
+import { deleteQueueKeys, HANG_ENV, startService } from './support/service.js';
 
 /** Webhooks as an operator and a receiver see them: the admin API, signed deliveries, retries, crashes. */
 const MAX_ATTEMPTS = 3;
-const WEBHOOK_ENV = { WEBHOOK_MAX_ATTEMPTS: String(MAX_ATTEMPTS), WEBHOOK_RETRY_BASE_MS: '200' };
+const WEBHOOK_ENV = { ...HANG_ENV, WEBHOOK_MAX_ATTEMPTS: String(MAX_ATTEMPTS), WEBHOOK_RETRY_BASE_MS: '200' };
 const h = useHarness(WEBHOOK_ENV);
 
 const ALL = ['order.reserved', 'order.pending', 'order.confirmed', 'order.payment_failed', 'order.canceled', 'order.needs_attention', 'refund.succeeded'];

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Harness } from './harness.js';
 import { waitFor } from './http.js';
 import { rng } from './rng.js';
+import { HANG_ENV } from './service.js';
 
 /**
  * A shop's data at the size an on-call engineer and a stock manager meet (the console's trial):
@@ -14,6 +15,7 @@ import { rng } from './rng.js';
  * Deterministic (one seeded random stream). The harness wants TRIAL_ENV.
  */
 export const TRIAL_ENV = {
+  ...HANG_ENV,
   CONFIRM_RETRY_BASE_MS: '600000',
   RESERVATION_TTL_MS: '900000',
   WEBHOOK_MAX_ATTEMPTS: '1',
