@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm test`: every check, in the order that keeps two cores busy (docs/TESTING.md).
 //   1. at once: the build, the lint (tsc, eslint, dependency-cruiser) and the unit specs (no dist needed)
-//   2. the medium and e2e specs in parallel workers (TEST_WORKERS, default 2: most e2e time is
+//   2. the medium and e2e specs in parallel workers (TEST_WORKERS, default 3: most e2e time is
 //      waiting for timers, gateways and other processes, so more workers than cores pays)
 //   3. the e2e-in-band specs, one after the other (jest.config.js IN_BAND)
 // A failed build or lint stops it; failed specs do not (every test step runs, as jest runs every
@@ -9,7 +9,7 @@
 import { spawn } from 'node:child_process';
 
 const JEST = ['node_modules/jest/bin/jest.js', '--ci'];
-const workers = process.env.TEST_WORKERS ?? '2';
+const workers = process.env.TEST_WORKERS ?? '3';
 
 function run(label, command, args, env = {}) {
   const started = Date.now();
