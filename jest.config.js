@@ -7,11 +7,12 @@ const typescript = {
 };
 
 /**
- * The e2e files that run alone, one after the other, once the parallel ones are done: each starts
- * engines of its own (PostgreSQL, PgBouncer, Redis Cluster or Sentinel) and a dozen service
- * processes, then measures a timed checkout load — beside other files on two cores it would
- * measure the machine. Every other e2e file is isolated (its own database, queue prefix, ports,
- * and its own redis-server when it wipes or stops Redis) and runs in parallel workers.
+ * The e2e files that run one after the other (in one Jest process beside the parallel workers,
+ * `npm test`): each starts engines of its own (PostgreSQL, PgBouncer, Redis Cluster or Sentinel)
+ * on free ports and a dozen service processes, then carries a checkout load through faults; two
+ * of them at once would start two dozen processes together. Every other e2e file is isolated (its
+ * own database, queue prefix, ports, and its own redis-server when it wipes or stops Redis) and
+ * runs in parallel workers.
  */
 export const IN_BAND = ['topology', 'redis-cluster', 'redis-sentinel'];
 const inBand = `/test/(${IN_BAND.join('|')})\\.e2e-spec\\.ts$`;

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // `npm test`: every check, in the order that keeps two cores busy (docs/TESTING.md).
 //   1. at once: the build, the lint (tsc, eslint, dependency-cruiser) and the unit specs (no dist needed)
-//   2. the medium and e2e specs in parallel workers (TEST_WORKERS, default 3: most e2e time is
-//      waiting for timers, gateways and other processes, so more workers than cores pays)
-//   3. the e2e-in-band specs, one after the other (jest.config.js IN_BAND)
+//   2. side by side: the medium and e2e specs in parallel workers (TEST_WORKERS, default 3: most
+//      e2e time is waiting for timers, gateways and other processes, so more workers than cores
+//      pays), and the e2e-in-band specs one after the other (jest.config.js IN_BAND)
 // A failed build or lint stops it; failed specs do not (every test step runs, as jest runs every
 // file). Its exit status is the first failure's.
 import { spawn } from 'node:child_process';
@@ -31,8 +31,10 @@ const steps = [
     run('lint', npm, ['run', 'lint', '--silent']),
     run('unit', process.execPath, [...JEST, '--selectProjects', 'unit'], jestEnv),
   ],
-  () => [run(`medium + e2e (${workers} workers)`, process.execPath, [...JEST, '--selectProjects', 'medium', 'e2e', `--maxWorkers=${workers}`], jestEnv)],
-  () => [run('e2e-in-band', process.execPath, [...JEST, '--selectProjects', 'e2e-in-band', '--runInBand'], jestEnv)],
+  () => [
+    run(`medium + e2e (${workers} workers)`, process.execPath, [...JEST, '--selectProjects', 'medium', 'e2e', `--maxWorkers=${workers}`], jestEnv),
+    run('e2e-in-band', process.execPath, [...JEST, '--selectProjects', 'e2e-in-band', '--runInBand'], jestEnv),
+  ],
 ];
 
 const started = Date.now();
