@@ -44,16 +44,19 @@ interface Service {
   apply: Statement;
   paidMoveJson(id: string): Record<string, unknown>;
   refundPending: string;
+  /** The claim's payment arguments after HOLDING, as the Confirm batch sends them (classic orders only here). */
+  claimPayment: unknown[];
 }
 
 async function service(): Promise<Service> {
   const load = (path: string) => import(new URL(`../dist/${path}`, import.meta.url).href) as Promise<Record<string, any>>;
-  const [{ TRY_SQL }, { CONFIRM_SQL }, { ORDERS_SQL }, moves, { REFUND }] = await Promise.all([
+  const [{ TRY_SQL }, { CONFIRM_SQL }, { ORDERS_SQL }, moves, { REFUND }, { PAYMENT_UNSETTLED }] = await Promise.all([
     load('orders/try/try.sql.js'),
     load('orders/confirm/confirm.sql.js'),
     load('orders/state/orders.sql.js'),
     load('orders/state/moves.js'),
     load('orders/state/refund-state.js'),
+    load('orders/state/order-state.js'),
   ]);
   return {
     tryBatch: TRY_SQL.tryBatch,
@@ -62,6 +65,7 @@ async function service(): Promise<Service> {
     apply: ORDERS_SQL.apply,
     paidMoveJson: (id) => moves.moveJson(moves.paidMove(id, 'bench', { paymentId: `pay_${id}`, addAttempts: 1, refundWatchMs: 600_000 })),
     refundPending: REFUND.pending,
+    claimPayment: [PAYMENT_UNSETTLED, ['authorized'], 'capturing'],
   };
 }
 
@@ -121,10 +125,10 @@ async function main(): Promise<void> {
         add(`${what} ${mode}`, process.hrtime.bigint() - t0, cpuNs(backend) - cpu0, 1);
         return res.rows;
       };
-      const [tried] = await timed('try', svc.tryBatch, [[randomUUID()], ['h'], ['bench'], [1], [sku], [1], [], [], 'priority', 900_000, 0, HOLDING]);
+      const [tried] = await timed('try', svc.tryBatch, [[randomUUID()], ['h'], ['bench'], [1], [sku], [1], [], [], 'priority', 900_000, 0, HOLDING, null]);
       if (tried?.r_outcome !== 'created') throw new Error(`Try answered ${JSON.stringify(tried)}`);
       const id = JSON.parse(tried.r_body as string).id as string;
-      const [claimed] = await timed('claim', svc.claim, [[id], ['tok_ok'], [false], 30_000, HOLDING]);
+      const [claimed] = await timed('claim', svc.claim, [[id], ['tok_ok'], [false], 30_000, HOLDING, ...svc.claimPayment]);
       if (!claimed?.r_claimed) throw new Error(`claim answered ${JSON.stringify(claimed)}`);
       const [moved] = await timed('apply', svc.apply, [JSON.stringify([svc.paidMoveJson(id)]), TERMINAL, svc.refundPending]);
       if (moved?.r_status !== 'CONFIRM_SUCCESS') throw new Error(`apply answered ${JSON.stringify(moved)}`);
@@ -133,9 +137,9 @@ async function main(): Promise<void> {
 
   /** The four statements with an empty batch, CALLS times each. */
   const empty: [string, Statement, unknown[]][] = [
-    ['try', svc.tryBatch, [[], [], [], [], [], [], [], [], 'priority', 900_000, 0, HOLDING]],
+    ['try', svc.tryBatch, [[], [], [], [], [], [], [], [], 'priority', 900_000, 0, HOLDING, null]],
     ['probe', svc.probe, [[], [], [], [], [], [], []]],
-    ['claim', svc.claim, [[], [], [], 30_000, HOLDING]],
+    ['claim', svc.claim, [[], [], [], 30_000, HOLDING, ...svc.claimPayment]],
     ['apply', svc.apply, ['[]', TERMINAL, svc.refundPending]],
   ];
   const alone = async (named: boolean) => {
