@@ -16,13 +16,15 @@
 --  1. Without a lock, on the last committed state: the SKUs the import would change (new ones,
 --     values or stock rows that differ). The others are left as they are — unlocked, unwritten,
 --     counted unchanged: the import is as if it came before any change made to them since.
---  2. Those SKUs locked in byte order (FOR NO KEY UPDATE: the guard of their values and stock),
---     then the new ones created in byte order: INSERT … ON CONFLICT waits for a transaction that is
---     creating the same SKU (another import, PUT /admin/inventory/{sku}) and then locks the row it
---     committed, so two imports creating one SKU at once both succeed and one creates it. A new SKU
---     without a price or currency is inserted with stand-ins and refused in the next statement. The
---     existing ones first, then the new: neither pass waits for what the other holds, so two imports
---     cannot deadlock.
+--  2. Those SKUs, existing and new together, in one pass in byte order: INSERT … ON CONFLICT
+--     creates a new one, and locks an existing one (the guard of its values and stock) or one that
+--     another transaction is creating (another import, PUT /admin/inventory/{sku}) once that
+--     commits — so two imports creating one SKU at once both succeed and one creates it. A new SKU
+--     without a price or currency is inserted with stand-ins and refused in the next statement. One
+--     pass, one order: two imports cannot deadlock. (Locking the existing ones first and creating
+--     the new ones after did: an import that saw SKU B as existing locked it and then waited for A,
+--     which one that saw both as new had created and then waited for B — a SKU made between their
+--     snapshots by a third writer.)
 --  3. What the locks guard is read in later statements, judged again and written where it still
 --     differs: the SKUs' values, the stock rows (every on hand it changes an 'import' movement),
 --     low stock for the SKUs created or changed.
@@ -75,12 +77,11 @@ BEGIN
       OR (coalesce(g.name, s.name), coalesce(g.price, s.price_minor), coalesce(g.currency, s.currency::text), coalesce(g.threshold, s.low_stock_threshold))
          IS DISTINCT FROM (s.name, s.price_minor, s.currency::text, s.low_stock_threshold);
 
-  -- 2. Those SKUs locked, then the new ones created (or, made meanwhile, locked), each in byte order.
-  PERFORM 1 FROM skus s JOIN unnest(coalesce(v_existing, '{}')) AS e(sku) ON s.sku = e.sku ORDER BY s.sku COLLATE "C" FOR NO KEY UPDATE OF s;
+  -- 2. Those SKUs, existing and new, in one pass in byte order: created, or locked (ON CONFLICT).
   WITH per_sku AS (
     SELECT DISTINCT ON (u.sku) u.sku, u.name, u.price, u.currency, u.threshold
       FROM unnest(p_skus, p_names, p_prices, p_currencies, p_thresholds) AS u(sku, name, price, currency, threshold)
-      JOIN unnest(coalesce(v_new, '{}')) AS n(sku) ON n.sku = u.sku
+      JOIN unnest(coalesce(v_existing, '{}') || coalesce(v_new, '{}')) AS n(sku) ON n.sku = u.sku
      ORDER BY u.sku),
   touched AS (
     INSERT INTO skus AS s (sku, name, price_minor, currency, low_stock_threshold)
