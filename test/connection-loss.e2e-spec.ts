@@ -35,7 +35,8 @@ function runScript(source: string, env: Record<string, string>): Promise<{ code:
     let out = '';
     proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
     proc.stderr.on('data', (c: Buffer) => (out += c.toString()));
-    proc.once('exit', (code) => done({ code, out }));
+    // 'close', not 'exit': the output can still be in the pipe when the process has exited.
+    proc.once('close', (code) => done({ code, out }));
   });
 }
 

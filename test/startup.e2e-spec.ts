@@ -115,7 +115,8 @@ function migrate(url: string, env: Record<string, string> = {}): Promise<{ statu
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.once('exit', (status) => resolve({ status, stdout, stderr }));
+    // 'close', not 'exit': the output can still be in the pipe when the process has exited.
+    child.once('close', (status) => resolve({ status, stdout, stderr }));
   });
 }
 
