@@ -61,6 +61,23 @@ describe('the SQL functions keep the layering (layers.cjs, as the TypeScript doe
   });
 });
 
+describe('one writer each', () => {
+  /** The functions whose statements (comments aside) match `pattern`. */
+  const writers = (pattern: RegExp) =>
+    readSqlFunctions(SRC)
+      .filter((f) => pattern.test(withoutComments(f.body)))
+      .map((f) => f.name)
+      .sort();
+
+  it('the stock ledger: only tcc_record_movements inserts movements, and every function that changes on hand calls it', () => {
+    expect(writers(/\binsert\s+into\s+stock_movements\b/i)).toEqual(['tcc_record_movements']);
+    const calls = new Map(graph().map((n) => [n.name, n.calls]));
+    const onHandWriters = writers(/\bset\s+on_hand\s*=|\binsert\s+into\s+stock\b/i);
+    expect(onHandWriters).toEqual(expect.arrayContaining(['tcc_apply', 'tcc_branch_settle', 'tcc_inventory_import', 'tcc_stock_adjust', 'tcc_stock_set']));
+    for (const name of onHandWriters) expect({ [name]: calls.get(name) }).toEqual({ [name]: expect.arrayContaining(['tcc_record_movements']) });
+  });
+});
+
 describe('the apply order', () => {
   it('SQL_FUNCTION_FILES is every .sql file once, each after every function it calls', () => {
     expect([...SQL_FUNCTION_FILES].sort()).toEqual(sqlFilesUnder(SRC));

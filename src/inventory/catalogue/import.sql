@@ -26,7 +26,7 @@
 --     which one that saw both as new had created and then waited for B — a SKU made between their
 --     snapshots by a third writer.)
 --  3. What the locks guard is read in later statements, judged again and written where it still
---     differs: the SKUs' values, the stock rows (every on hand it changes an 'import' movement),
+--     differs: the SKUs' values, the stock rows (every on hand it changes an 'import' movement, by tcc_record_movements),
 --     low stock for the SKUs created or changed.
 -- Large lists are joined (hashed), never searched with = ANY per row.
 --
@@ -48,6 +48,11 @@ DECLARE
   v_sku_changed text[];
   v_stock_changed text[];
   v_delta bigint;
+  -- The 'import' movements to record (tcc_record_movements), in (SKU, location) byte order.
+  v_move_sku text[];
+  v_move_location text[];
+  v_move_delta int[];
+  v_move_on_hand int[];
   v_skus int;
   v_changed int;
 BEGIN
@@ -151,14 +156,21 @@ BEGIN
     INSERT INTO stock (sku, location_id, on_hand, safety_stock)
     SELECT d.sku, d.location_id, d.on_hand, d.safety FROM diff d
     ON CONFLICT (sku, location_id) DO UPDATE SET on_hand = EXCLUDED.on_hand, safety_stock = EXCLUDED.safety_stock, updated_at = now()),
-  moved AS (
-    INSERT INTO stock_movements (sku, location_id, kind, delta, on_hand_after, actor, operator)
-    SELECT d.sku, d.location_id, 'import', d.on_hand - coalesce(d.old_on_hand, 0), d.on_hand, p_actor, p_operator
-      FROM diff d WHERE d.on_hand <> coalesce(d.old_on_hand, 0)
-     ORDER BY d.sku COLLATE "C", d.location_id COLLATE "C"
-    RETURNING delta)
-  SELECT (SELECT coalesce(array_agg(DISTINCT d.sku), '{}') FROM diff d), (SELECT coalesce(sum(m.delta), 0) FROM moved m)
-    INTO v_stock_changed, v_delta;
+  moves AS (
+    SELECT d.sku, d.location_id, d.on_hand - coalesce(d.old_on_hand, 0) AS delta, d.on_hand
+      FROM diff d WHERE d.on_hand <> coalesce(d.old_on_hand, 0))
+  SELECT (SELECT coalesce(array_agg(DISTINCT d.sku), '{}') FROM diff d),
+         (SELECT array_agg(m.sku ORDER BY m.sku COLLATE "C", m.location_id COLLATE "C") FROM moves m),
+         (SELECT array_agg(m.location_id ORDER BY m.sku COLLATE "C", m.location_id COLLATE "C") FROM moves m),
+         (SELECT array_agg(m.delta ORDER BY m.sku COLLATE "C", m.location_id COLLATE "C") FROM moves m),
+         (SELECT array_agg(m.on_hand ORDER BY m.sku COLLATE "C", m.location_id COLLATE "C") FROM moves m)
+    INTO v_stock_changed, v_move_sku, v_move_location, v_move_delta, v_move_on_hand;
+  v_delta := 0;
+  IF v_move_sku IS NOT NULL THEN
+    SELECT sum(m.delta) INTO v_delta
+      FROM tcc_record_movements('import', v_move_sku, v_move_location, v_move_delta, v_move_on_hand, NULL,
+                                array_fill(p_actor, ARRAY[cardinality(v_move_sku)]), array_fill(p_operator, ARRAY[cardinality(v_move_sku)]), NULL, NULL, NULL) m;
+  END IF;
 
   SELECT count(DISTINCT u.sku)::int INTO v_skus FROM unnest(p_skus) u(sku);
   SELECT count(*)::int INTO v_changed FROM (SELECT unnest(v_sku_changed) UNION SELECT unnest(v_stock_changed) EXCEPT SELECT unnest(v_created)) x;

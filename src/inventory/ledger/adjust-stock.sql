@@ -49,9 +49,9 @@ BEGIN
   ELSE
     UPDATE stock SET on_hand = on_hand + p_delta, updated_at = now() WHERE sku = p_sku AND location_id = p_location;
   END IF;
-  INSERT INTO stock_movements (sku, location_id, kind, delta, on_hand_after, reason, reference, actor, operator, idempotency_key, request_hash)
-  VALUES (p_sku, p_location, 'adjustment', p_delta, coalesce(v_on_hand, 0) + p_delta, p_reason, p_reference, p_actor, p_operator, p_key, p_hash)
-  RETURNING * INTO v_movement;
+  SELECT * INTO v_movement
+    FROM tcc_record_movements('adjustment', ARRAY[p_sku], ARRAY[p_location], ARRAY[p_delta], ARRAY[coalesce(v_on_hand, 0) + p_delta],
+                              ARRAY[p_reference], ARRAY[p_actor], ARRAY[p_operator], p_reason, p_key, p_hash);
   PERFORM tcc_low_stock(ARRAY[p_sku]);
   RETURN QUERY SELECT 'created', tcc_movement_json(v_movement)::text, coalesce(v_reserved, 0);
 END

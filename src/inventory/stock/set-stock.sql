@@ -1,6 +1,6 @@
 -- tcc_stock_set: sets the on-hand stock of a SKU at a location (PUT /admin/inventory/{sku}/locations/
 -- {locationId}, and the default location's stock for PUT /admin/inventory/{sku}); a 'set' movement
--- of new - old (none when equal). With p_expected the set happens only while on hand still equals
+-- of new - old (none when equal), recorded by tcc_record_movements. With p_expected the set happens only while on hand still equals
 -- it (compare-and-set: STOCK_CHANGED with what it is), so a sync never overwrites sales it did not
 -- see. A missing p_safety_stock keeps today's (0 for a new row). On hand below what is reserved
 -- there is STOCK_BELOW_RESERVED. The SKU row is locked first (it guards its stock rows) and the
@@ -36,8 +36,8 @@ BEGIN
   ON CONFLICT (sku, location_id) DO UPDATE
     SET on_hand = EXCLUDED.on_hand, safety_stock = coalesce(p_safety_stock, stock.safety_stock), updated_at = now();
   IF p_on_hand <> coalesce(v_on_hand, 0) THEN
-    INSERT INTO stock_movements (sku, location_id, kind, delta, on_hand_after, actor, operator)
-    VALUES (p_sku, p_location, 'set', p_on_hand - coalesce(v_on_hand, 0), p_on_hand, p_actor, p_operator);
+    PERFORM 1 FROM tcc_record_movements('set', ARRAY[p_sku], ARRAY[p_location], ARRAY[p_on_hand - coalesce(v_on_hand, 0)], ARRAY[p_on_hand],
+                                        NULL, ARRAY[p_actor], ARRAY[p_operator], NULL, NULL, NULL);
   END IF;
   PERFORM tcc_low_stock(ARRAY[p_sku]);
   RETURN QUERY SELECT 'ok', p_on_hand, coalesce(v_reserved, 0);

@@ -63,6 +63,14 @@ DECLARE
   v_alloc_actor text[];
   v_alloc_operator text[];
   v_skus text[];
+  -- The sales to record (tcc_record_movements, the ledger's one writer), in allocation order.
+  v_sale_sku text[];
+  v_sale_location text[];
+  v_sale_delta int[];
+  v_sale_on_hand_after int[];
+  v_sale_reference text[];
+  v_sale_actor text[];
+  v_sale_operator text[];
 BEGIN
   -- The order rows, locked by id (the lock order every path keeps).
   PERFORM 1 FROM orders o WHERE o.id = ANY (ARRAY(SELECT (e->>'id')::uuid FROM jsonb_array_elements(p_moves) e)) ORDER BY o.id FOR NO KEY UPDATE;
@@ -167,7 +175,8 @@ BEGIN
     SELECT array_agg(DISTINCT u.sku COLLATE "C" ORDER BY u.sku COLLATE "C") INTO v_skus FROM unnest(v_alloc_sku) AS u(sku);
     PERFORM 1 FROM skus s WHERE s.sku = ANY (v_skus) ORDER BY s.sku COLLATE "C" FOR NO KEY UPDATE;
     -- Each stock row by what the winners held there; each sold allocation a movement whose
-    -- on_hand_after counts down from the row's on hand before, in allocation order.
+    -- on_hand_after counts down from the row's on hand before, in allocation order, recorded by
+    -- the ledger's writer in the next statement.
     WITH moving AS (
       SELECT u.order_id, u.sku, u.location_id, u.quantity, u.sold, u.actor, u.operator, u.pos,
              sum(CASE WHEN u.sold THEN u.quantity ELSE 0 END) OVER (PARTITION BY u.sku, u.location_id ORDER BY u.pos) AS sold_so_far
@@ -181,11 +190,16 @@ BEGIN
         FROM per_row r
        WHERE st.sku = ANY (v_skus) AND st.sku = r.sku AND st.location_id = r.location_id
       RETURNING st.sku, st.location_id, st.on_hand + r.sold AS on_hand_before)
-    INSERT INTO stock_movements (sku, location_id, kind, delta, on_hand_after, reference, actor, operator)
-    SELECT m.sku, m.location_id, 'sale', -m.quantity, mv.on_hand_before - m.sold_so_far, m.order_id::text, coalesce(m.actor, 'system'), m.operator
+    SELECT array_agg(m.sku ORDER BY m.pos), array_agg(m.location_id ORDER BY m.pos), array_agg(-m.quantity ORDER BY m.pos),
+           array_agg(mv.on_hand_before - m.sold_so_far ORDER BY m.pos), array_agg(m.order_id::text ORDER BY m.pos),
+           array_agg(coalesce(m.actor, 'system') ORDER BY m.pos), array_agg(m.operator ORDER BY m.pos)
+      INTO v_sale_sku, v_sale_location, v_sale_delta, v_sale_on_hand_after, v_sale_reference, v_sale_actor, v_sale_operator
       FROM moving m JOIN moved mv ON mv.sku = m.sku AND mv.location_id = m.location_id
-     WHERE m.sold
-     ORDER BY m.pos;
+     WHERE m.sold;
+    IF v_sale_sku IS NOT NULL THEN
+      PERFORM 1 FROM tcc_record_movements('sale', v_sale_sku, v_sale_location, v_sale_delta, v_sale_on_hand_after,
+                                          v_sale_reference, v_sale_actor, v_sale_operator, NULL, NULL, NULL);
+    END IF;
     -- Released stock may lift a SKU back above its low-stock threshold.
     IF EXISTS (SELECT 1 FROM skus s WHERE s.sku = ANY (v_skus) AND s.low_stock) THEN
       PERFORM tcc_low_stock(v_skus);
