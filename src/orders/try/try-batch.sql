@@ -13,13 +13,11 @@
 --      A SKU's row guards all its stock rows: whoever changes a SKU's stock holds it.
 --   3. A later statement (so: a snapshot taken after the locks) reads those SKUs' stock rows, each
 --      SKU's in allocation order (location priority, then id).
---   4. Allocation (API.md "Allocation"). Set-based when every open order fits what is there: under
---      'priority' each SKU's demand within its free stock; under 'fewest-locations' also each
---      order's SKUs first found at one location that holds the batch's demand of each. Then, in
---      arrival order, each line takes its SKU's free stock in allocation order where the lines
---      before it left off — what one order after the other through tcc_allocate would take. Else
---      one order after the other, through tcc_allocate itself (inventory/allocation/allocate.sql),
---      against what the orders before it took. test/allocation.e2e-spec.ts holds both ways to it.
+--   4. Allocation (API.md "Allocation"), defined in inventory/allocation/ alone: set-based when
+--      every open order fits what is there (tcc_allocate_in_turn, allocate-in-turn.sql), else one
+--      order after the other through tcc_allocate (allocate.sql), against what the orders before it
+--      took. test/medium/allocation.spec.ts holds the first to the second, and
+--      test/allocation.e2e-spec.ts the engine to both.
 --   5. One statement writes every accepted order (its row with lines, allocations and key, its
 --      barrier row and first event) and moves each stock row by what the batch took there; then
 --      the outbox, and low stock for SKUs that have a threshold.
@@ -91,6 +89,11 @@ DECLARE
   v_created_ids uuid[];
   v_created_bodies text[];
   v_fits boolean;
+  -- The open orders' lines in arrival order: order, line (index into p_skus), SKU (index into v_sku), quantity.
+  v_open_order int[];
+  v_open_line int[];
+  v_open_sku int[];
+  v_open_quantity int[];
   v_line_skus text[];
   v_line_quantities int[];
   v_cand_row int[];
@@ -156,54 +159,26 @@ BEGIN
       INTO v_row_sku, v_location, v_priority, v_active, v_free, v_first, v_rows;
     v_taken := array_fill(0, ARRAY[coalesce(cardinality(v_free), 0)]);
 
-    -- 4. Allocation. The common case is set-based: every open order fits with what is there now
-    -- (each SKU's demand within its free stock; under fewest-locations, each order's SKUs first
-    -- found at one location that holds the batch's demand of each). Then, in arrival order, each
-    -- line takes its SKU's free stock in allocation order where the lines before it left off —
-    -- what one order after the other through tcc_allocate would take. Otherwise one order after
-    -- the other, through tcc_allocate itself.
-    WITH open_lines AS (
-      SELECT g AS oi, ln, array_position(v_sku, p_skus[ln]) AS k, p_quantities[ln] AS quantity
-        FROM generate_series(1, v_n) g, generate_series(v_line_start[g], v_line_start[g] + v_line_count[g] - 1) ln
-       WHERE v_outcome[g] IS NULL),
-    sku_supply AS (
-      SELECT k.pos AS k,
-             (SELECT sum(v_free[r]) FROM generate_series(v_first[k.pos], v_first[k.pos] + v_rows[k.pos] - 1) r) AS total,
-             (SELECT min(r) FROM generate_series(v_first[k.pos], v_first[k.pos] + v_rows[k.pos] - 1) r WHERE v_free[r] > 0) AS first_row
-        FROM generate_subscripts(v_sku, 1) AS k(pos)),
-    per_order AS (
-      SELECT ol.oi, bool_and(ol.k IS NOT NULL) AS known, count(DISTINCT v_currency[ol.k]) <= 1 AS one_currency,
-             count(DISTINCT v_location[ss.first_row]) = 1 AND bool_and(ss.first_row IS NOT NULL) AS one_first_location
-        FROM open_lines ol LEFT JOIN sku_supply ss ON ss.k = ol.k GROUP BY ol.oi),
-    per_sku AS (
-      SELECT ol.k, sum(ol.quantity) AS demand FROM open_lines ol WHERE ol.k IS NOT NULL GROUP BY ol.k)
-    SELECT p_max_holding = 0
+    -- 4. Allocation. The common case is set-based (tcc_allocate_in_turn): no hold limit, no
+    -- `locationIds`, no key twice, every SKU known and one currency per order, and every open
+    -- order fitting what is there. Otherwise one order after the other, through tcc_allocate.
+    SELECT array_agg(g ORDER BY g, ln), array_agg(ln ORDER BY g, ln), array_agg(array_position(v_sku, p_skus[ln]) ORDER BY g, ln),
+           array_agg(p_quantities[ln] ORDER BY g, ln)
+      INTO v_open_order, v_open_line, v_open_sku, v_open_quantity
+      FROM generate_series(1, v_n) g, generate_series(v_line_start[g], v_line_start[g] + v_line_count[g] - 1) ln
+     WHERE v_outcome[g] IS NULL;
+    v_fits := p_max_holding = 0
        AND NOT EXISTS (SELECT 1 FROM generate_series(1, v_n) g WHERE v_outcome[g] IS NULL AND v_location_count[g] > 0)
        AND (SELECT count(*) = count(DISTINCT p_keys[g]) FROM generate_series(1, v_n) g WHERE v_outcome[g] IS NULL)
-       AND (SELECT bool_and(po.known AND po.one_currency AND (p_strategy = 'priority' OR po.one_first_location)) FROM per_order po)
-       AND (SELECT bool_and(ps.demand <= CASE WHEN p_strategy = 'priority' THEN ss.total ELSE v_free[ss.first_row] END)
-              FROM per_sku ps JOIN sku_supply ss ON ss.k = ps.k)
-      INTO v_fits;
+       AND (SELECT bool_and(po.known AND po.one_currency)
+              FROM (SELECT bool_and(u.k IS NOT NULL) AS known, count(DISTINCT v_currency[u.k]) <= 1 AS one_currency
+                      FROM unnest(v_open_order, v_open_sku) AS u(oi, k) GROUP BY u.oi) po);
 
     IF v_fits THEN
-      -- Demand and supply as intervals on one axis per SKU: a line takes the overlap of its
-      -- interval (after the lines before it) with each stock row's (after the rows before it).
-      WITH demand AS (
-        SELECT g AS oi, ln, array_position(v_sku, p_skus[ln]) AS k, p_quantities[ln] AS quantity,
-               sum(p_quantities[ln]) OVER (PARTITION BY p_skus[ln] ORDER BY g) AS upto
-          FROM generate_series(1, v_n) g, generate_series(v_line_start[g], v_line_start[g] + v_line_count[g] - 1) ln
-         WHERE v_outcome[g] IS NULL),
-      supply AS (
-        SELECT k.pos AS k, r, v_free[r] AS free, sum(v_free[r]) OVER (PARTITION BY k.pos ORDER BY r) AS upto
-          FROM generate_subscripts(v_sku, 1) AS k(pos), generate_series(v_first[k.pos], v_first[k.pos] + v_rows[k.pos] - 1) r
-         WHERE v_free[r] > 0),
-      takes AS (
-        SELECT d.oi, d.ln, s.r, (least(d.upto, s.upto) - greatest(d.upto - d.quantity, s.upto - s.free))::int AS quantity
-          FROM demand d JOIN supply s ON s.k = d.k AND s.upto - s.free < d.upto AND d.upto - d.quantity < s.upto)
-      SELECT array_agg(t.oi ORDER BY t.oi, t.ln, t.r), array_agg(t.ln ORDER BY t.oi, t.ln, t.r),
-             array_agg(t.r ORDER BY t.oi, t.ln, t.r), array_agg(t.quantity ORDER BY t.oi, t.ln, t.r)
-        INTO v_alloc_order, v_alloc_line, v_alloc_row, v_alloc_quantity
-        FROM takes t;
+      SELECT a.r_fits, a.r_order, a.r_line, a.r_row, a.r_quantity INTO v_fits, v_alloc_order, v_alloc_line, v_alloc_row, v_alloc_quantity
+        FROM tcc_allocate_in_turn(p_strategy, v_open_order, v_open_line, v_open_sku, v_open_quantity, v_first, v_rows, v_location, v_free) a;
+    END IF;
+    IF v_fits THEN
       SELECT array_agg(g ORDER BY g) INTO v_accepted FROM generate_series(1, v_n) g WHERE v_outcome[g] IS NULL;
       FOREACH v_i IN ARRAY v_accepted LOOP v_outcome[v_i] := 'created'; END LOOP;
     END IF;
