@@ -26,7 +26,7 @@ const ROWS: { fn: string; file: string; type: string }[] = [
   { fn: 'tcc_inventory_repair', file: 'src/recovery/inventory-consistency.sql.ts', type: 'ConsistencyRow' },
 ];
 /** Table functions only other functions call: no TypeScript reads their rows. */
-const INTERNAL = ['tcc_allocate', 'tcc_judge_trys'];
+const INTERNAL = ['tcc_allocate', 'tcc_allocate_in_turn', 'tcc_judge_trys'];
 
 /** How node-postgres hands a column of this type to the TypeScript (its default parsers). */
 const TS_OF_PG: Record<string, string> = {

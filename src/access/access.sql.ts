@@ -36,7 +36,15 @@ export const ACCESS_SQL = {
     `UPDATE api_keys k SET revoked_at = coalesce(k.revoked_at, now()) WHERE k.id = $1::uuid RETURNING ${KEY_COLUMNS}`,
   ),
 
-  touchKey: statement('api_key_touch', `UPDATE api_keys SET last_used_at = now() WHERE id = $1::uuid AND (last_used_at IS NULL OR last_used_at < now())`),
+  /**
+   * A live key's use at $2 (when it was used, not when this is written). A revoked key's is not
+   * written: a write that lands after the revocation would change what revoking again answers.
+   */
+  touchKey: statement(
+    'api_key_touch',
+    `UPDATE api_keys SET last_used_at = $2::timestamptz
+      WHERE id = $1::uuid AND revoked_at IS NULL AND (last_used_at IS NULL OR last_used_at < $2::timestamptz)`,
+  ),
 
   /** A new operator, or nothing when the email (any case) is taken: never a unique violation under a race. */
   createOperator: statement(

@@ -141,6 +141,6 @@ export class ApiKeys implements KeyLookup {
     if ((this.lastWritten.get(id) ?? 0) > now - LAST_USED_EVERY_MS) return;
     this.lastWritten.set(id, now);
     if (this.lastWritten.size > CACHE_MAX) this.lastWritten.clear();
-    this.db.sql.exec(ACCESS_SQL.touchKey, [id]).catch((err: unknown) => this.logger.warn({ keyId: id, err: (err as Error).message }, 'a key\'s last use could not be written'));
+    this.db.sql.exec(ACCESS_SQL.touchKey, [id, new Date(now)]).catch((err: unknown) => this.logger.warn({ keyId: id, err: (err as Error).message }, 'a key\'s last use could not be written'));
   }
 }
