@@ -204,6 +204,29 @@ it('SIGTERM finishes in-flight work: a Confirm request and a retry job mid-call 
   expect(rows.map((r) => r.status)).toEqual(['CONFIRM_SUCCESS', 'CONFIRM_SUCCESS']);
 });
 
+it('a keep-alive connection busy when SIGTERM comes is ended by the server once its answer is written: the process does not wait for the client to let go', async () => {
+  const apiProc = await start({ ROLE: 'api', PAYMENT_TIMEOUT_MS: '6000', BREAKER_VOLUME_THRESHOLD: '1000' });
+  const api = client(apiProc.url);
+  const order = await reserve(api, uniqueSku('TERMKA'), 1);
+  await sim.setFaults({ latencyMs: 1500 });
+  const c = new RawConnection(apiProc.url);
+  try {
+    const charges = (await sim.ledger()).chargeRequests;
+    c.write(`POST /orders/${order.id}/confirm HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`);
+    await waitFor('the charge to reach the gateway', async () => (await sim.ledger()).chargeRequests > charges, 10_000, 20);
+    const exit = apiProc.stop();
+    const answer = await c.next(10_000);
+    expect(answer.status).toBe(200);
+    expect(answer.headers.connection).not.toBe('close'); // a keep-alive answer: the server ends it, not the client
+    // Before, such a connection stayed open for the keep-alive timeout (75 s), and the process with it.
+    expect(await c.closesWithin(5000)).toBe(true);
+    await exit;
+  } finally {
+    c.destroy();
+    await sim.setFaults({ latencyMs: 0 });
+  }
+});
+
 it('a request that still arrives while the process shuts down (on a connection busy with another) is answered 503 SERVICE_UNAVAILABLE problem+json with X-Request-Id', async () => {
   const apiProc = await start({ ROLE: 'api', PAYMENT_TIMEOUT_MS: '6000', BREAKER_VOLUME_THRESHOLD: '1000' });
   const api = client(apiProc.url);
