@@ -22,7 +22,8 @@ let sim: SimulatorHandle;
 let redis: RedisServer;
 const prefix = queuePrefix();
 const running: ServiceProcess[] = [];
-const ENV = { BREAKER_VOLUME_THRESHOLD: '1000', RESERVATION_TTL_MS: '60000', CONFIRM_MAX_ATTEMPTS: '4' };
+// A step's lease is 2 × PAYMENT_TIMEOUT_MS + STEP_LEASE_MARGIN_MS: the kills below wait it out.
+const ENV = { BREAKER_VOLUME_THRESHOLD: '1000', RESERVATION_TTL_MS: '60000', CONFIRM_MAX_ATTEMPTS: '4', STEP_LEASE_MARGIN_MS: '1000' };
 
 async function start(env: Record<string, string> = {}): Promise<ServiceProcess> {
   const svc = await startService({ DATABASE_URL: db.url, PAYMENT_GATEWAY_URL: sim.url, QUEUE_PREFIX: prefix, REDIS_URL: redis.url, ...ENV, ...env });

@@ -47,7 +47,7 @@ export class ReservationExpiry {
     config: AppConfig,
   ) {
     this.refundWatchMs = refundWatchMs(config.env);
-    this.leaseMs = stepLeaseMs(config.env.PAYMENT_TIMEOUT_MS);
+    this.leaseMs = stepLeaseMs(config.env);
     this.maxTtlMs = config.env.RESERVATION_MAX_TTL_MS;
     this.marginMs = config.env.AUTHORIZATION_MARGIN_MS;
   }

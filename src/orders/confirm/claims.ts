@@ -78,7 +78,7 @@ export class ConfirmClaims {
     config: AppConfig,
     metrics: MetricsService,
   ) {
-    const leaseMs = stepLeaseMs(config.env.PAYMENT_TIMEOUT_MS);
+    const leaseMs = stepLeaseMs(config.env);
     this.claims = new Batcher<ClaimRequest, Claim>({
       ...orderBatching(config),
       keyOf: (r) => r.id,

@@ -69,9 +69,12 @@ export function orderBatching(config: AppConfig): Pick<BatcherOptions<unknown, u
   return { maxBatch: 64, maxInFlight: config.env.ORDER_BATCH_IN_FLIGHT, windowMs: config.env.ORDER_BATCH_WINDOW_MS, isolate: isolateFailure, retry: BUSY_RETRY };
 }
 
-/** How long a claimed step (a gateway attempt, an expiry's lookup) may run before another process may take the order again. */
-export function stepLeaseMs(paymentTimeoutMs: number): number {
-  return paymentTimeoutMs * 2 + 5000;
+/**
+ * How long a claimed step (a gateway attempt, an expiry's lookup) may run before another process
+ * may take the order again: two gateway timeouts and a margin (STEP_LEASE_MARGIN_MS, 5 s).
+ */
+export function stepLeaseMs(env: Pick<AppConfig['env'], 'PAYMENT_TIMEOUT_MS' | 'STEP_LEASE_MARGIN_MS'>): number {
+  return env.PAYMENT_TIMEOUT_MS * 2 + env.STEP_LEASE_MARGIN_MS;
 }
 
 /**

@@ -66,7 +66,7 @@ export class Authorizations {
     config: AppConfig,
   ) {
     this.env = config.env;
-    this.leaseMs = stepLeaseMs(config.env.PAYMENT_TIMEOUT_MS);
+    this.leaseMs = stepLeaseMs(config.env);
     this.watchMs = refundWatchMs(config.env);
   }
 

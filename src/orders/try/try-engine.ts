@@ -74,7 +74,7 @@ export class TryEngine {
     metrics: MetricsService,
   ) {
     this.env = config.env;
-    this.leaseMs = stepLeaseMs(config.env.PAYMENT_TIMEOUT_MS);
+    this.leaseMs = stepLeaseMs(config.env);
     const opts = { maxBatch: this.env.TRY_BATCH_MAX, windowMs: this.env.TRY_BATCH_WINDOW_MS, keyOf: (r: TryRequest) => r.key };
     this.main = new Batcher<TryRequest, Row>({
       ...opts,
