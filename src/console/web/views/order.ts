@@ -8,7 +8,7 @@ import { autoRefresh, copyButton } from '../widgets.js';
 import { attentionNotice } from './attention.js';
 import { notFoundView } from './not-found.js';
 import { PAYMENT_HOLD_EVENTS, paymentHold } from './payment-hold.js';
-import { statusBadge } from './orders.js';
+import { statusBadge } from './orders-table.js';
 import { paymentBlock } from './payment.js';
 import { nextStep } from './waiting.js';
 

@@ -1,80 +1,14 @@
 import { api, ApiError, can, seg } from '../api.js';
 import { h, show, uid } from '../dom.js';
-import { BREAKER_TEXT, money, ORDER_STATUSES, relative, shortTime } from '../format.js';
 import { rememberList } from '../lifecycle.js';
 import type { Nav } from '../nav.js';
 import type { AdminOrder, Filters, OrderCounts, OrderPage, Stats } from '../types.js';
-import { autoRefresh, cell } from '../widgets.js';
+import { autoRefresh } from '../widgets.js';
 import { bulkCancel } from './bulk-cancel.js';
-import { waiting } from './waiting.js';
+import { apiQuery, filtered, filtersOf, ID_PREFIX, listHref, positionOf, SKU, summary, unfiltered, UUID } from './orders-query.js';
+import { figureList, orderRows, statusOptions } from './orders-table.js';
 
 const PAGE_SIZE = 20;
-const SKU = /^[A-Za-z0-9_.:-]{1,64}$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const HOLDING = ['TRY_SUCCESS', 'CONFIRM_PENDING'];
-/** The start of an order id, 8 characters or more, as Search takes it. */
-const ID_PREFIX = /^[0-9a-f]{8}(?:-?[0-9a-f-]{0,27})$/i;
-
-interface Position {
-  page: number;
-  cursor: string | null;
-}
-
-function filtersOf(q: URLSearchParams): Filters {
-  const status = q.get('status') ?? '';
-  const older = q.get('olderThan') ?? '';
-  const sku = q.get('sku') ?? '';
-  return {
-    status: (ORDER_STATUSES as readonly string[]).includes(status) ? status : '',
-    needsAttention: q.get('needsAttention') === 'true',
-    customerId: (q.get('customer') ?? '').slice(0, 128),
-    sku: SKU.test(sku) ? sku : '',
-    olderThanMinutes: /^\d{1,7}$/.test(older) ? older : '',
-    idPrefix: ID_PREFIX.test(q.get('id') ?? '') ? q.get('id')!.toLowerCase() : '',
-    // Newest first unless asked: what just went wrong is what an operator opens the list for.
-    sort: q.get('sort') === 'oldest' ? 'oldest' : 'newest',
-  };
-}
-
-function positionOf(q: URLSearchParams): Position {
-  const page = Number(q.get('page'));
-  const cursor = q.get('cursor');
-  return cursor && Number.isInteger(page) && page > 1 ? { page, cursor } : { page: 1, cursor: null };
-}
-
-/** The console URL of a list. */
-export function listHref(f: Filters, at: Position = { page: 1, cursor: null }): string {
-  const q = new URLSearchParams();
-  if (f.status) q.set('status', f.status);
-  if (f.needsAttention) q.set('needsAttention', 'true');
-  if (f.customerId) q.set('customer', f.customerId);
-  if (f.sku) q.set('sku', f.sku);
-  if (f.olderThanMinutes) q.set('olderThan', f.olderThanMinutes);
-  if (f.idPrefix) q.set('id', f.idPrefix);
-  if (f.sort === 'oldest') q.set('sort', 'oldest');
-  if (at.cursor) {
-    q.set('page', String(at.page));
-    q.set('cursor', at.cursor);
-  }
-  const s = q.toString();
-  return s ? `/console?${s}` : '/console';
-}
-
-/** The admin API's query for the filters (status optional: the counts ask without it). */
-function apiQuery(f: Filters, withStatus: boolean): URLSearchParams {
-  const q = new URLSearchParams();
-  if (withStatus && f.status) q.set('status', f.status);
-  if (f.needsAttention) q.set('needsAttention', 'true');
-  if (f.customerId) q.set('customerId', f.customerId);
-  if (f.sku) q.set('sku', f.sku);
-  if (f.olderThanMinutes) q.set('olderThanMinutes', f.olderThanMinutes);
-  if (f.idPrefix) q.set('idPrefix', f.idPrefix);
-  return q;
-}
-
-export function statusBadge(status: string): HTMLElement {
-  return h('span', { class: `badge status-${status.toLowerCase().replace(/_/g, '-')}` }, status);
-}
 
 /** The orders list with the figures at a glance above it; everything it shows comes from its URL. */
 export function ordersView(main: HTMLElement, nav: Nav): void {
@@ -210,7 +144,7 @@ export function ordersView(main: HTMLElement, nav: Nav): void {
     const text = search.value.trim();
     if (!text) return;
     const uuid = /^tcc-/.test(text) ? text.slice(4) : text;
-    const fresh: Filters = { status: '', needsAttention: false, sku: '', olderThanMinutes: '', customerId: '', idPrefix: '', sort: filters.sort };
+    const fresh = unfiltered(filters.sort);
     if (UUID.test(uuid)) {
       try {
         const o = await api<AdminOrder>('GET', `/admin/orders/${seg(uuid)}`);
@@ -271,50 +205,14 @@ export function ordersView(main: HTMLElement, nav: Nav): void {
   }
 
   function showRows(orders: AdminOrder[]): void {
-    if (orders.length === 0) {
-      show(body, h('tr', null, h('td', { colspan: 8, class: 'empty' }, 'No orders match these filters.')));
-      return;
-    }
-    show(
-      body,
-      orders.map((o) => {
-        const holding = HOLDING.includes(o.status);
-        return h(
-          'tr',
-          null,
-          cell('Order', { class: 'card-title' }, nav.link(`/console/orders/${o.id}`, h('code', null, o.id)), o.needsAttention ? h('span', { class: 'flag', title: 'Needs attention' }, ' needs attention') : null),
-          cell('Created (UTC)', { title: relative(o.createdAt) }, shortTime(o.createdAt)),
-          cell('Status', null, statusBadge(o.status)),
-          cell('Customer', null, o.customerId),
-          cell('Amount', { class: 'num' }, money(o.amountMinor, o.currency)),
-          cell('Waiting on', { class: o.status === 'CONFIRM_PENDING' ? 'waiting' : 'empty-cell' }, waiting(o)),
-          // A finished order expires no more: its reservation is gone.
-          cell('Expires (UTC)', { title: holding ? relative(o.reservationExpiresAt) : '', class: holding ? '' : 'empty-cell' }, holding ? shortTime(o.reservationExpiresAt) : ''),
-          cell('Attempts', { class: 'num' }, String(o.confirmAttempts)),
-        );
-      }),
-    );
+    show(body, orderRows(orders, nav));
   }
 
   async function loadFigures(): Promise<void> {
     try {
       const s = await api<Stats>('GET', '/admin/stats');
       figures.removeAttribute('aria-busy');
-      const empty: Filters = { status: '', needsAttention: false, customerId: '', sku: '', olderThanMinutes: '', idPrefix: '', sort: filters.sort };
-      // The whole figure is the link's target (CSS stretches it); its name is the figure's label.
-      const figure = (href: string, label: string, value: string, alert: boolean) =>
-        h('div', { class: `figure linked${alert ? ' alert' : ''}` }, h('dt', null, nav.link(href, label)), h('dd', null, value));
-      show(
-        figures,
-        h(
-          'dl',
-          { class: 'figure-list' },
-          ORDER_STATUSES.map((st) => figure(listHref({ ...empty, status: st }), st, String(s.ordersByStatus[st] ?? 0), false)),
-          figure(listHref({ ...empty, needsAttention: true }), 'Needing attention', String(s.needingAttention), s.needingAttention > 0),
-          // The breaker holds back confirms: its figure opens the orders waiting on the gateway.
-          figure(listHref({ ...empty, status: 'CONFIRM_PENDING' }), 'Payment breaker', BREAKER_TEXT[s.breaker] ?? s.breaker, s.breaker !== 'closed'),
-        ),
-      );
+      show(figures, figureList(s, filters.sort, nav));
     } catch (err) {
       if (!(err instanceof ApiError && err.status === 401)) show(figures, h('p', { class: 'message error' }, (err as Error).message));
     }
@@ -323,30 +221,3 @@ export function ordersView(main: HTMLElement, nav: Nav): void {
   void refresh();
 }
 
-/** The filters in force, in a few words: "CONFIRM_PENDING · customer c-ana · newest first". */
-function summary(f: Filters): string {
-  const parts = [
-    f.status,
-    f.needsAttention ? 'needs attention' : '',
-    f.customerId ? `customer ${f.customerId}` : '',
-    f.sku ? `SKU ${f.sku}` : '',
-    f.olderThanMinutes ? `older than ${f.olderThanMinutes} min` : '',
-    f.idPrefix ? `id ${f.idPrefix}…` : '',
-    f.sort === 'oldest' ? 'oldest first' : 'newest first',
-  ];
-  return parts.filter(Boolean).join(' · ');
-}
-
-function filtered(f: Filters): boolean {
-  return !!(f.status || f.needsAttention || f.customerId || f.sku || f.olderThanMinutes || f.idPrefix || f.sort === 'oldest');
-}
-
-/** The Status select's options, each with its count under the other filters once they are known. */
-function statusOptions(selected: string, counts: OrderCounts | undefined): HTMLOptionElement[] {
-  const all = counts ? Object.values(counts.byStatus).reduce((a, b) => a + b, 0) : undefined;
-  const label = (text: string, n: number | undefined) => (n === undefined ? text : `${text} (${n})`);
-  return [
-    h('option', { value: '', selected: selected === '' }, label('All statuses', all)),
-    ...ORDER_STATUSES.map((s) => h('option', { value: s, selected: s === selected }, label(s, counts?.byStatus[s]))),
-  ];
-}
