@@ -2,25 +2,15 @@ import { api, ApiError, can, seg } from '../api.js';
 import { h, show, uid } from '../dom.js';
 import { money } from '../format.js';
 import type { Nav } from '../nav.js';
-import type { CatalogueItem, Inventory, InventoryPage, StockLocation } from '../types.js';
-import { cell, tableBox } from '../widgets.js';
+import type { Inventory, InventoryPage, StockLocation } from '../types.js';
+import { tableBox } from '../widgets.js';
 import { cursorPager, errorRow, pageFailed } from './cursor-pager.js';
+import { atDefaultAlone, catalogueRow, skuHref } from './inventory-table.js';
 import { SKU } from './sku.js';
 import { readSku } from './sku-read.js';
 import { DEFAULT_LOCATION } from '../../../inventory/locations/default-location.js';
 
 const LIST_PAGE = 20;
-/** PUT /admin/inventory/{sku} and the console's "On hand" set the stock of this location. */
-
-/** The link to a SKU's page. */
-export function skuHref(sku: string): string {
-  return `/console/inventory/${encodeURIComponent(sku)}`;
-}
-
-/** Whether a SKU's stock is at `default` alone: only then does "On hand" here set it. */
-export function atDefaultAlone(i: Inventory): boolean {
-  return i.locations.every((l) => l.locationId === DEFAULT_LOCATION || (l.onHand === 0 && l.reserved === 0));
-}
 
 /**
  * The catalogue (every SKU, by SKU; a "Location" whose figures it shows, "Low stock" filtering it
@@ -135,7 +125,7 @@ export function inventoryView(main: HTMLElement, nav: Nav): void {
         listBody,
         page.data.length === 0
           ? h('tr', null, h('td', { colspan: 6, class: 'empty' }, low.checked ? `No SKU is low on stock${at ? ` at ${at}` : ''}.` : at ? `No SKU has stock at ${at}.` : 'No SKUs yet.'))
-          : page.data.map((i) => row(i, at)),
+          : page.data.map((i) => catalogueRow(i, at, nav)),
       );
       listCount.textContent = low.checked
         ? at
@@ -148,24 +138,6 @@ export function inventoryView(main: HTMLElement, nav: Nav): void {
     } catch (err) {
       if (pageFailed(pager, err, (m) => show(listBody, errorRow(6, `The SKUs cannot be loaded: ${m}`)))) return loadList();
     }
-  }
-
-  /** A SKU's row: its figures over every location, or at the one chosen; where it is low. */
-  function row(i: CatalogueItem, at: string): HTMLElement {
-    const there = at ? i.locations.find((l) => l.locationId === at) : undefined;
-    const fig = there ?? i;
-    const isLow = i.lowStockThreshold > 0 && i.available <= i.lowStockThreshold;
-    const lowAt = i.lowAt.map((id) => `${id} (${i.locations.find((l) => l.locationId === id)?.available ?? 0})`).join(', ');
-    return h(
-      'tr',
-      null,
-      cell('SKU', { class: 'card-title' }, nav.link(skuHref(i.sku), i.sku), isLow ? ' ' : null, isLow ? h('span', { class: 'flag', title: `At or below its threshold of ${i.lowStockThreshold}` }, 'low') : null),
-      cell('Name', { class: 'wrap' }, i.name),
-      cell('On hand', { class: 'num' }, String(fig.onHand)),
-      cell('Reserved', { class: 'num' }, String(fig.reserved)),
-      cell('Available', { class: 'num' }, String(fig.available)),
-      cell('Low at', { class: lowAt ? 'low-at' : 'empty-cell' }, lowAt),
-    );
   }
 
   async function lookUp(e?: Event): Promise<void> {

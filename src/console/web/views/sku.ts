@@ -1,42 +1,17 @@
 import { api, ApiError, can, seg } from '../api.js';
 import { h, show, uid } from '../dom.js';
-import { money, shortTime } from '../format.js';
 import type { Nav } from '../nav.js';
 import type { Inventory, Movement, MovementPage, StockLocation } from '../types.js';
-import { cell } from '../widgets.js';
 import { cursorPager, errorRow, pageFailed } from './cursor-pager.js';
 import { notFoundView } from './not-found.js';
 import { readSku } from './sku-read.js';
+import { movementRows, reasonText, REASONS, shownLocations, stockRows, stockSummary } from './sku-tables.js';
 import { DEFAULT_LOCATION } from '../../../inventory/locations/default-location.js';
 
 /** A SKU, like the API's (API.md, "Admin API"). */
 export const SKU = /^[A-Za-z0-9_.:-]{1,64}$/;
 
-/** The contract's adjustment reasons, in the words the select shows. */
-const REASONS: [string, string][] = [
-  ['received', 'Received'],
-  ['returned', 'Returned'],
-  ['damaged', 'Damaged'],
-  ['lost', 'Lost'],
-  ['correction', 'Correction'],
-  ['cycle_count', 'Cycle count'],
-];
-
 const MOVEMENTS_PAGE = 20;
-
-/**
- * The locations a SKU's table lists: `default` left out when it holds nothing and the SKU has stock
- * elsewhere (every SKU has a row there; an empty one only distracts).
- */
-export function shownLocations(i: Inventory): Inventory['locations'] {
-  const elsewhere = i.locations.some((l) => l.locationId !== DEFAULT_LOCATION && (l.onHand > 0 || l.reserved > 0));
-  return i.locations.filter((l) => !(elsewhere && l.locationId === DEFAULT_LOCATION && l.onHand === 0 && l.reserved === 0));
-}
-
-/** Who made a movement: the actor, and the console operator's name when one was given. */
-export function by(m: Pick<Movement, 'actor' | 'operator'>): string {
-  return m.operator ? `${m.actor} (${m.operator})` : m.actor;
-}
 
 /**
  * One SKU (/console/inventory/{sku}): its stock at each location, an adjustment (a delta added to a
@@ -145,35 +120,8 @@ export function skuView(main: HTMLElement, nav: Nav, sku: string): void {
   function showStock(i: Inventory): void {
     current = i;
     summary.removeAttribute('aria-busy');
-    const fig = (label: string, value: string) => h('div', { class: 'figure' }, h('dt', null, label), h('dd', null, value));
-    show(
-      summary,
-      i.name && i.name !== i.sku ? h('p', { class: 'sku-name' }, i.name) : null,
-      h(
-        'dl',
-        { class: 'figure-list narrow' },
-        fig('Price', money(i.priceMinor, i.currency)),
-        fig('On hand', String(i.onHand)),
-        fig('Reserved', String(i.reserved)),
-        fig('Safety stock', String(i.safetyStock)),
-        fig('Available', String(i.available)),
-        fig('Low stock at', i.lowStockThreshold > 0 ? String(i.lowStockThreshold) : 'off'),
-      ),
-    );
-    show(
-      stockBody,
-      shownLocations(i).map((l) =>
-        h(
-          'tr',
-          null,
-          cell('Location', { class: 'card-title' }, h('code', null, l.locationId), l.active ? null : h('span', { class: 'flag' }, 'inactive')),
-          cell('On hand', { class: 'num' }, String(l.onHand)),
-          cell('Reserved', { class: 'num' }, String(l.reserved)),
-          cell('Safety stock', { class: 'num' }, String(l.safetyStock)),
-          cell('Available', { class: 'num' }, String(l.available)),
-        ),
-      ),
-    );
+    show(summary, ...stockSummary(i));
+    show(stockBody, stockRows(i));
   }
 
   /**
@@ -266,25 +214,7 @@ export function skuView(main: HTMLElement, nav: Nav, sku: string): void {
     if (pager.cursor) q.set('cursor', pager.cursor);
     try {
       const page = await api<MovementPage>('GET', `/admin/inventory/${seg(sku)}/movements?${q}`);
-      show(
-        movementsBody,
-        page.data.length === 0
-          ? h('tr', null, h('td', { colspan: 8, class: 'empty' }, 'No movements yet.'))
-          : page.data.map((m) =>
-              h(
-                'tr',
-                null,
-                cell('Time (UTC)', { class: 'card-title' }, h('time', { datetime: m.at }, shortTime(m.at))),
-                cell('Location', null, h('code', null, m.locationId)),
-                cell('Kind', null, m.kind),
-                cell('Delta', { class: 'num' }, m.delta > 0 ? `+${m.delta}` : String(m.delta)),
-                cell('On hand after', { class: 'num' }, String(m.onHandAfter)),
-                cell('Reason', null, m.reason ? reasonText(m.reason) : '—'),
-                cell('Reference', { class: 'wrap' }, m.reference ?? '—'),
-                cell('By', null, by(m)),
-              ),
-            ),
-      );
+      show(movementsBody, movementRows(page.data));
       pager.loaded(page.nextCursor);
     } catch (err) {
       if (pageFailed(pager, err, (m) => show(movementsBody, errorRow(8, `The movements cannot be loaded: ${m}`)))) return loadMovements();
@@ -299,7 +229,3 @@ function randomKey(): string {
   return [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, '0')).join('');
 }
 
-/** A reason as the select words it; another (a repair's, an import's) as it is. */
-function reasonText(reason: string | null): string {
-  return REASONS.find(([value]) => value === reason)?.[1] ?? reason ?? '—';
-}
