@@ -79,7 +79,7 @@ const variables = z.object({
   RATE_LIMIT_WINDOW_MS: int(1000, 3_600_000).default(60_000),
   /** Each migration statement and SQL function file once the migrations' lock is held (migrate-cli.ts). */
   MIGRATION_STATEMENT_TIMEOUT_MS: int(1000, 86_400_000).default(30_000),
-  /** A claimed step's lease is 2 × PAYMENT_TIMEOUT_MS plus this margin; after it another process may take the order again. Shorter in tests. */
+  /** A claimed step's lease is 2 × PAYMENT_TIMEOUT_MS plus this margin (a refund round's 3 ×); after it another process may take the order again. Shorter in tests. */
   STEP_LEASE_MARGIN_MS: int(100, 600_000).default(5000),
   /** How long a duplicate Try waits for the first one before answering IDEMPOTENCY_IN_PROGRESS. */
   IDEMPOTENCY_WAIT_MS: int(10, 20_000).default(5000),

@@ -60,7 +60,8 @@ export class RefundService {
 
   async process(id: string): Promise<void> {
     const env = this.config.env;
-    const round = await this.db.sql.one<Round>(REFUND_SQL.claimRound, [id, env.PAYMENT_TIMEOUT_MS * 3 + 5000, REFUND_OPEN]);
+    // A round's lease: up to three gateway calls (a lookup, a void, a refund) and the steps' margin.
+    const round = await this.db.sql.one<Round>(REFUND_SQL.claimRound, [id, env.PAYMENT_TIMEOUT_MS * 3 + env.STEP_LEASE_MARGIN_MS, REFUND_OPEN]);
     if (!round) return;
     try {
       let payments: GatewayPayment[];
