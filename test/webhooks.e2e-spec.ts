@@ -7,7 +7,8 @@ import { deleteQueueKeys, HANG_ENV, startService } from './support/service.js';
 
 /** Webhooks as an operator and a receiver see them: the admin API, signed deliveries, retries, crashes. */
 const MAX_ATTEMPTS = 3;
-const WEBHOOK_ENV = { ...HANG_ENV, WEBHOOK_MAX_ATTEMPTS: String(MAX_ATTEMPTS), WEBHOOK_RETRY_BASE_MS: '200' };
+// An attempt times out after 2 s (the contract's 5 s by default): a delivery's lease and its job's lock are 6 s, not 15.
+const WEBHOOK_ENV = { ...HANG_ENV, WEBHOOK_MAX_ATTEMPTS: String(MAX_ATTEMPTS), WEBHOOK_RETRY_BASE_MS: '200', WEBHOOK_DELIVERY_TIMEOUT_MS: '2000' };
 const h = useHarness(WEBHOOK_ENV);
 
 const ALL = ['order.reserved', 'order.pending', 'order.confirmed', 'order.payment_failed', 'order.canceled', 'order.needs_attention', 'refund.succeeded'];
@@ -390,7 +391,7 @@ describe('crash safety', () => {
     const expected = [...ids.map((id) => ['order.reserved', id]), ...confirmed.map((id) => ['order.confirmed', id])];
     await waitFor('every event', async () => expected.every(([type, id]) => r.has(type, id)), 100_000, 500);
     // An attempt the receiver got from the killed process is recorded once it is sent again: after
-    // its job's lock (15 s) has run out and two of the new worker's stalled checks (5 s apart) saw it.
+    // its job's lock (6 s here) has run out and two of the new worker's stalled checks (2 s apart) saw it.
     await waitFor('every delivery recorded', async () => (await h.db.query(`SELECT 1 FROM webhook_deliveries WHERE webhook_name = 'durable' AND status <> 'delivered'`)).length === 0, 40_000);
     expect(r.unique()).toHaveLength(expected.length);
     expect(r.rejected).toBe(0);

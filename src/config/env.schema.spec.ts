@@ -29,6 +29,7 @@ describe('parseEnv', () => {
       CREDENTIAL_THROTTLE_WINDOW_MS: 60_000,
       MIGRATION_STATEMENT_TIMEOUT_MS: 30_000,
       STEP_LEASE_MARGIN_MS: 5000,
+      WEBHOOK_DELIVERY_TIMEOUT_MS: 5000,
     });
     expect(parseEnv({}).REFUND_WATCH_MS).toBeUndefined();
   });

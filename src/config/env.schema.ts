@@ -55,6 +55,8 @@ const variables = z.object({
   CUSTOMER_MAX_HOLDING_ORDERS: int(0, 1_000_000).default(0),
   WEBHOOK_MAX_ATTEMPTS: int(1, 100).default(12),
   WEBHOOK_RETRY_BASE_MS: int(1, 3_600_000).default(5000),
+  /** How long a webhook attempt waits for its 2xx: the contract's 5 s, shorter in tests (a delivery's lease and its job's lock are 3 ×). */
+  WEBHOOK_DELIVERY_TIMEOUT_MS: int(100, 60_000).default(5000),
   /** `required`: every checkout route needs a credential with the scope `checkout` (API.md, "Checkout routes"). */
   CHECKOUT_AUTH: z.enum(['open', 'required']).default('open'),
   CONSOLE_SESSION_TTL_MS: int(60_000, 30 * 24 * 3600_000).default(28_800_000),

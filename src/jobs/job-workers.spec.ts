@@ -104,5 +104,7 @@ describe('lockOf', () => {
     expect(webhooks.lockDuration / 2).toBeGreaterThan(DELIVERY_TIMEOUT_MS);
     // Sent again within the lock and two stalled checks of being killed.
     expect(webhooks.lockDuration + 2 * webhooks.stalledInterval).toBeLessThanOrEqual(25_000);
+    // A shorter attempt timeout (WEBHOOK_DELIVERY_TIMEOUT_MS) shortens both alike.
+    expect(lockOf(QUEUES.webhooks, 8000, 2000)).toEqual({ lockDuration: 6000, stalledInterval: 2000 });
   });
 });

@@ -32,13 +32,15 @@ const MAX_DELAY_MS = 7 * 24 * 3600_000;
 @Injectable()
 export class WebhookDelivery implements OnApplicationShutdown {
   private readonly logger = new Logger(WebhookDelivery.name);
-  private readonly sender = new WebhookSender();
+  private readonly sender: WebhookSender;
 
   constructor(
     private readonly db: Db,
     private readonly metrics: MetricsService,
     private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.sender = new WebhookSender(config.env.WEBHOOK_DELIVERY_TIMEOUT_MS);
+  }
 
   async attempt(ref: AttemptRef): Promise<AttemptOutcome> {
     const { webhook, deliveryId, attempt } = ref;

@@ -1,9 +1,10 @@
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { AppConfig } from '../config/app-config.js';
 import { Db } from '../database/db.js';
 import { SESSION_LOCKS } from '../database/session-lock.js';
 import { PeriodicJobs } from '../database/periodic.js';
 import { AttemptRef, WebhookDelivery } from './webhook-delivery.js';
-import { DELIVERY_TIMEOUT_MS } from './webhook-sender.js';
+import { deliveryLeaseMs } from './webhook-sender.js';
 import type { DeliveryStatus } from './webhooks.schemas.js';
 import { WebhookScheduler } from './webhook-scheduler.js';
 import { WEBHOOKS_SQL } from './webhooks.sql.js';
@@ -12,11 +13,6 @@ const POLL_MS = 500;
 const BATCH = 200;
 /** Most batches one poll takes before letting the next interval come round. */
 const ROUNDS = 10;
-/**
- * How long a claimed delivery is left to its job before it is claimed again: a few attempts'
- * worth. Claiming again an attempt whose job still waits or runs adds nothing (same job id).
- */
-const LEASE_MS = 3 * DELIVERY_TIMEOUT_MS;
 /** Attempts made here at once when Redis cannot take the jobs. */
 const DIRECT_PARALLEL = 16;
 const PENDING: DeliveryStatus = 'pending';
@@ -32,13 +28,17 @@ const PENDING: DeliveryStatus = 'pending';
 export class WebhookPoller implements OnApplicationBootstrap {
   private readonly logger = new Logger(WebhookPoller.name);
   private redisDown = false;
+  private readonly leaseMs: number;
 
   constructor(
     private readonly db: Db,
     private readonly periodic: PeriodicJobs,
     private readonly scheduler: WebhookScheduler,
     private readonly delivery: WebhookDelivery,
-  ) {}
+    config: AppConfig,
+  ) {
+    this.leaseMs = deliveryLeaseMs(config.env.WEBHOOK_DELIVERY_TIMEOUT_MS);
+  }
 
   onApplicationBootstrap(): void {
     this.periodic.register('webhook-poller', POLL_MS, SESSION_LOCKS.webhookSweep, () => this.poll());
@@ -48,7 +48,7 @@ export class WebhookPoller implements OnApplicationBootstrap {
   async poll(): Promise<number> {
     let handed = 0;
     for (let round = 0; round < ROUNDS && !this.periodic.stopped(); round++) {
-      const due = await this.db.sql.rows<{ webhook_name: string; id: string; attempts: number }>(WEBHOOKS_SQL.claimDue, [LEASE_MS, BATCH, PENDING]);
+      const due = await this.db.sql.rows<{ webhook_name: string; id: string; attempts: number }>(WEBHOOKS_SQL.claimDue, [this.leaseMs, BATCH, PENDING]);
       if (due.length === 0) break;
       const refs: AttemptRef[] = due.map((d) => ({ webhook: d.webhook_name, deliveryId: d.id, attempt: d.attempts }));
       await this.handOut(refs);

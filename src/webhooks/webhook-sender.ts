@@ -2,7 +2,16 @@ import { Webhook } from 'standardwebhooks';
 import { Agent, request } from 'undici';
 
 /** The contract's deadline: a 2xx within this long, or the attempt failed. */
+/** The contract's 5 s for a 2xx: WEBHOOK_DELIVERY_TIMEOUT_MS's default. */
 export const DELIVERY_TIMEOUT_MS = 5000;
+
+/**
+ * How long a claimed delivery is left to its job before it is claimed again, and that job's lock:
+ * a few attempts' worth. Claiming again an attempt whose job still waits or runs adds nothing (same job id).
+ */
+export function deliveryLeaseMs(timeoutMs: number): number {
+  return 3 * timeoutMs;
+}
 /** Whatever a receiver answers is read and dropped, up to this much. */
 const DRAIN_LIMIT = 64 * 1024;
 
