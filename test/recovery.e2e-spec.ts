@@ -204,49 +204,50 @@ it('SIGTERM finishes in-flight work: a Confirm request and a retry job mid-call 
   expect(rows.map((r) => r.status)).toEqual(['CONFIRM_SUCCESS', 'CONFIRM_SUCCESS']);
 });
 
-it('a keep-alive connection busy when SIGTERM comes is ended by the server once its answer is written: the process does not wait for the client to let go', async () => {
+/**
+ * An API process asked to stop (SIGTERM) while a Confirm is at the gateway (answering after
+ * `latencyMs`) on a raw keep-alive connection: `then` goes on with that connection and the
+ * process's URL, and the process must then exit.
+ */
+async function stoppedWithConfirmInFlight(skuPrefix: string, latencyMs: number, then: (c: RawConnection, url: string, orderId: string) => Promise<void>): Promise<void> {
   const apiProc = await start({ ROLE: 'api', PAYMENT_TIMEOUT_MS: '6000', BREAKER_VOLUME_THRESHOLD: '1000' });
-  const api = client(apiProc.url);
-  const order = await reserve(api, uniqueSku('TERMKA'), 1);
-  await sim.setFaults({ latencyMs: 1500 });
+  const order = await reserve(client(apiProc.url), uniqueSku(skuPrefix), 1);
+  await sim.setFaults({ latencyMs });
   const c = new RawConnection(apiProc.url);
   try {
     const charges = (await sim.ledger()).chargeRequests;
     c.write(`POST /orders/${order.id}/confirm HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`);
     await waitFor('the charge to reach the gateway', async () => (await sim.ledger()).chargeRequests > charges, 10_000, 20);
     const exit = apiProc.stop();
-    const answer = await c.next(10_000);
-    expect(answer.status).toBe(200);
-    expect(answer.headers.connection).not.toBe('close'); // a keep-alive answer: the server ends it, not the client
-    // Before, such a connection stayed open for the keep-alive timeout (75 s), and the process with it.
-    expect(await c.closesWithin(5000)).toBe(true);
+    await then(c, apiProc.url, order.id);
     await exit;
   } finally {
     c.destroy();
     await sim.setFaults({ latencyMs: 0 });
   }
+}
+
+it('a keep-alive connection busy when SIGTERM comes is ended by the server once its answer is written: the process does not wait for the client to let go', async () => {
+  await stoppedWithConfirmInFlight('TERMKA', 1500, async (c) => {
+    const answer = await c.next(10_000);
+    expect(answer.status).toBe(200);
+    expect(answer.headers.connection).not.toBe('close'); // a keep-alive answer: the server ends it, not the client
+    // Before, such a connection stayed open for the keep-alive timeout (75 s), and the process with it.
+    expect(await c.closesWithin(5000)).toBe(true);
+  });
 });
 
 it('a request that still arrives while the process shuts down (on a connection busy with another) is answered 503 SERVICE_UNAVAILABLE problem+json with X-Request-Id', async () => {
-  const apiProc = await start({ ROLE: 'api', PAYMENT_TIMEOUT_MS: '6000', BREAKER_VOLUME_THRESHOLD: '1000' });
-  const api = client(apiProc.url);
-  const order = await reserve(api, uniqueSku('TERM503'), 1);
-  await sim.setFaults({ latencyMs: 3000 });
-  const c = new RawConnection(apiProc.url);
-  try {
-    const charges = (await sim.ledger()).chargeRequests;
-    c.write(`POST /orders/${order.id}/confirm HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`);
-    await waitFor('the charge to reach the gateway', async () => (await sim.ledger()).chargeRequests > charges, 10_000, 20);
-    const exit = apiProc.stop();
+  await stoppedWithConfirmInFlight('TERM503', 3000, async (c, url, orderId) => {
     // Once it no longer listens, its close has begun; the Confirm is still at the gateway.
     const refused = () =>
       new Promise<boolean>((resolve) => {
-        const probe = connect(Number(new URL(apiProc.url).port), '127.0.0.1');
+        const probe = connect(Number(new URL(url).port), '127.0.0.1');
         probe.on('connect', () => resolve(false)).on('error', () => resolve(true));
         probe.on('connect', () => probe.destroy());
       });
     await waitFor('the server to stop taking connections', refused, 5000, 20);
-    c.write(`GET /orders/${order.id} HTTP/1.1\r\nHost: t\r\nX-Request-Id: during-close\r\n\r\n`);
+    c.write(`GET /orders/${orderId} HTTP/1.1\r\nHost: t\r\nX-Request-Id: during-close\r\n\r\n`);
     expect((await c.next(10_000)).status).toBe(200);
     const late = await c.next(5000);
     expect({ status: late.status, type: late.headers['content-type'], id: late.headers['x-request-id'], code: late.body?.code }).toEqual({
@@ -256,9 +257,5 @@ it('a request that still arrives while the process shuts down (on a connection b
       code: 'SERVICE_UNAVAILABLE',
     });
     expect(await c.closesWithin(1000)).toBe(true);
-    await exit;
-  } finally {
-    c.destroy();
-    await sim.setFaults({ latencyMs: 0 });
-  }
+  });
 });
