@@ -96,10 +96,10 @@ describe('processorFor', () => {
 describe('lockOf', () => {
   it('outlives a payment call on the order queues, and a webhook attempt on its own queue, found stalled sooner there', () => {
     for (const queue of [QUEUES.confirmRetry, QUEUES.reservationExpiry, QUEUES.refunds]) {
-      expect(lockOf(queue, 8000)).toEqual({ lockDuration: 32_000, stalledInterval: 15_000 });
-      expect(lockOf(queue, 1000).lockDuration).toBe(30_000);
+      expect(lockOf(queue, 8000, DELIVERY_TIMEOUT_MS)).toEqual({ lockDuration: 32_000, stalledInterval: 15_000 });
+      expect(lockOf(queue, 1000, DELIVERY_TIMEOUT_MS).lockDuration).toBe(30_000);
     }
-    const webhooks = lockOf(QUEUES.webhooks, 8000);
+    const webhooks = lockOf(QUEUES.webhooks, 8000, DELIVERY_TIMEOUT_MS);
     // Renewed at half its length: a whole attempt (its request timeout) fits in each half.
     expect(webhooks.lockDuration / 2).toBeGreaterThan(DELIVERY_TIMEOUT_MS);
     // Sent again within the lock and two stalled checks of being killed.

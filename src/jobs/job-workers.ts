@@ -7,7 +7,7 @@ import { ParticipantService } from '../inventory/participant/participant.service
 import { DueOrders } from '../orders/due-orders.js';
 import { RefundService } from '../orders/cancel/refund.service.js';
 import { WebhookDelivery } from '../webhooks/webhook-delivery.js';
-import { DELIVERY_TIMEOUT_MS, deliveryLeaseMs } from '../webhooks/webhook-sender.js';
+import { deliveryLeaseMs } from '../webhooks/webhook-sender.js';
 import { JobScheduler } from './job-scheduler.js';
 import { JobData, QUEUES, QueueName } from './queues.js';
 import { queuePrefix, RedisClient, redisConnection } from './redis.js';
@@ -41,11 +41,11 @@ const CONCURRENCY: Partial<Record<QueueName, number>> = { [QUEUES.refunds]: 8, [
  * for jobs whose lock ran out because their worker died: BullMQ runs those again after two such
  * looks. A payment call may take PAYMENT_TIMEOUT_MS: the order queues' lock outlives it with room to
  * spare. A webhook attempt is bounded by its request timeout: its lock is the poller's lease (three
- * attempts' worth), looked at every attempt's timeout (5 s), so an attempt on the wire when its worker was SIGKILLed is
- * sent again within about 25 s — the poller claiming it again after the lease adds nothing while the
+ * attempts' worth), looked at once per attempt timeout (5 s), so an attempt on the wire when its
+ * worker was SIGKILLed is sent again within about 25 s — the poller claiming it again after the lease adds nothing while the
  * dead worker's job still counts as active (same job id).
  */
-export function lockOf(queue: QueueName, paymentTimeoutMs: number, deliveryTimeoutMs = DELIVERY_TIMEOUT_MS): { lockDuration: number; stalledInterval: number } {
+export function lockOf(queue: QueueName, paymentTimeoutMs: number, deliveryTimeoutMs: number): { lockDuration: number; stalledInterval: number } {
   if (queue === QUEUES.webhooks) return { lockDuration: deliveryLeaseMs(deliveryTimeoutMs), stalledInterval: deliveryTimeoutMs };
   return { lockDuration: Math.max(30_000, paymentTimeoutMs * 4), stalledInterval: 15_000 };
 }

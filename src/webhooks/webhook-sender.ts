@@ -1,8 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { Agent, request } from 'undici';
 
-/** The contract's deadline: a 2xx within this long, or the attempt failed. */
-/** The contract's 5 s for a 2xx: WEBHOOK_DELIVERY_TIMEOUT_MS's default. */
+/** The contract's deadline: a 2xx within this long, or the attempt failed (WEBHOOK_DELIVERY_TIMEOUT_MS's default). */
 export const DELIVERY_TIMEOUT_MS = 5000;
 
 /**
@@ -12,6 +11,7 @@ export const DELIVERY_TIMEOUT_MS = 5000;
 export function deliveryLeaseMs(timeoutMs: number): number {
   return 3 * timeoutMs;
 }
+
 /** Whatever a receiver answers is read and dropped, up to this much. */
 const DRAIN_LIMIT = 64 * 1024;
 
