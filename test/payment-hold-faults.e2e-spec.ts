@@ -71,6 +71,24 @@ describe('faults at the authorization (Try)', () => {
     expect(await moneyBroken(h.sim, done)).toEqual([]);
   });
 
+  it('authorized but its answer lost, then the retry refused 401 (before the gateway replays the key): PAY_FAILED, stock released, and the hold voided', async () => {
+    const s = uniqueSku('AREFU');
+    await h.api.putSku(s, 5);
+    await h.sim.script(['authorize_then_error', 'refuse_401']);
+    const res = await tryHeld(h.api, s, 1);
+    expect(res.body.payment.status).toBe('authorizing');
+    const done = await waitForStatus(h.api, res.body.id, TERMINAL);
+    expect(done).toMatchObject({ status: 'PAY_FAILED' });
+    expect(done.failureReason).toMatch(/refused by the gateway \(HTTP 401\)/);
+    expect(await stock(s)).toMatchObject({ reserved: 0 });
+    // A refusal says nothing of the attempt before it, whose outcome was unknown: the release
+    // watches, finds the hold that attempt made, and voids it.
+    const voided = await waitFor('the hold to be voided', async () => (await h.sim.holdsFor(done.id)).open === 0 && (await get(done.id)));
+    expect(voided).toMatchObject({ status: 'PAY_FAILED', payment: { status: 'voided' } });
+    expect(await h.sim.holdsFor(done.id)).toMatchObject({ authorizations: 1, open: 0, captures: 0, netCapturedMinor: 0 });
+    expect(await moneyBroken(h.sim, voided)).toEqual([]);
+  });
+
   it('every attempt unknown and the gateway holds nothing: PAY_FAILED after the lookup, stock released', async () => {
     const s = uniqueSku('AEXH');
     await h.api.putSku(s, 5);

@@ -61,6 +61,13 @@ export function createSimulatorServer(initialFaults: Partial<Faults> = {}): Simu
       if (input.capture) return ledger.charge(key, fingerprint, books, status);
       return ledger.authorize(key, fingerprint, books, status === 'succeeded' ? 'authorized' : 'declined', faults.authTtlMs);
     };
+    // A refusal of the caller (401, 403: its credentials, its rights) comes before the gateway
+    // looks at the request, as a real one authenticates before it replays a key it has answered.
+    const callerRefusal = refusalStatus(faults.script[0] ?? 'ok');
+    if (callerRefusal === 401 || callerRefusal === 403) {
+      faults.script = faults.script.slice(1);
+      return error(callerRefusal, 'refused', `simulated final refusal (${callerRefusal}); nothing charged`);
+    }
     // Everything from lookup to recording is synchronous, so concurrent requests
     // with one key are serialised by the event loop and can never charge twice.
     const seen = ledger.lookupCharge(key, fingerprint);

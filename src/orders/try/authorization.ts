@@ -110,8 +110,14 @@ export class Authorizations {
         return this.held(a.id, outcome.payment, { type: 'payment.authorize', data: { ...base, paymentId: outcome.payment.id } });
       case 'declined':
         return this.declined(a.id, 'payment declined', { type: 'payment.authorize', data: { ...base, paymentId: outcome.payment.id } }, 'declined');
-      case 'refused':
-        return this.declined(a.id, `authorization refused by the gateway (HTTP ${outcome.status})`, { type: 'payment.authorize', data: { ...base, status: outcome.status, detail: outcome.detail } }, 'refused');
+      case 'refused': {
+        // A decline is the gateway's final answer for the order's one key; a refusal is only this
+        // request's. After attempts whose outcome is unknown, one of them may hold the money: the
+        // release watches and voids what it finds (as Confirm's does, confirm.service.ts).
+        const watchMs = a.attemptsBefore > 0 ? this.watchMs : undefined;
+        const call: Note = { type: 'payment.authorize', data: { ...base, status: outcome.status, detail: outcome.detail } };
+        return this.declined(a.id, `authorization refused by the gateway (HTTP ${outcome.status})`, call, 'refused', 'declined', watchMs);
+      }
       case 'unknown': {
         const n = nextAttempt({ reason: outcome.reason, attemptsBefore: a.attemptsBefore, maxAttempts: this.env.CONFIRM_MAX_ATTEMPTS, retryBaseMs: this.env.CONFIRM_RETRY_BASE_MS, breakerResetMs: this.env.BREAKER_RESET_TIMEOUT_MS });
         const call: Note = { type: n.breaker ? 'payment.breaker_rejected' : 'payment.authorize', data: { ...base, attempt: a.attemptsBefore + n.counted, reason: outcome.reason, detail: outcome.detail } };
