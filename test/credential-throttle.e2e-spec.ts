@@ -115,6 +115,20 @@ describe('other credentials count the same', () => {
     expectProblem(await from().send('GET', '/admin/stats', { headers: { cookie: 'theme=dark' } }), 401, 'UNAUTHORIZED');
   });
 
+  it('wrong bearers sent beside a live session cookie: judged on the bearer, counted, then 429 — the session neither answers for them nor is dropped', async () => {
+    const live = (await h.api.send('POST', '/console/session', { body: { token: ADMIN_TOKEN } })).headers.get('set-cookie')!.split(';')[0];
+    const c = from();
+    for (let i = 0; i < 5; i++) {
+      const res = await c.send('GET', '/admin/orders?limit=1', { headers: { cookie: live, authorization: `${WRONG}-${i}` } });
+      expectProblem(res, 401, 'UNAUTHORIZED');
+      expect(res.headers.get('set-cookie')).toBeNull();
+    }
+    expectThrottled(await c.send('GET', '/admin/orders?limit=1', { headers: { cookie: live, authorization: RIGHT } }));
+    expectThrottled(await c.send('GET', '/admin/orders?limit=1', { headers: { cookie: live } }));
+    // The session itself is untouched: from another address it still signs the console in.
+    expect((await from().send('GET', '/admin/orders?limit=1', { headers: { cookie: live } })).status).toBe(200);
+  });
+
   it('a burst of wrong credentials of every kind at once: 5 answered 401 in all', async () => {
     const c = from();
     const calls = Array.from({ length: 12 }, (_, i) =>

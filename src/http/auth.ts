@@ -134,7 +134,11 @@ export class Authenticator {
     return !!this.expected && given !== undefined && timingSafeEqual(digest(given), this.expected);
   }
 
-  /** A request that presents a credential: the bearer token or key, else the session cookie. */
+  /**
+   * A request that presents a credential: the Authorization header when there is one (a wrong one
+   * is a wrong credential, counted, whatever cookie comes with it: a session never answers for a
+   * guess), else the session cookie.
+   */
   private async judge(req: FastifyRequest, reply: FastifyReply, cookie: boolean, scope: string): Promise<Verdict> {
     const address = clientAddress(req.raw);
     const bearer = bearerOf(req.headers.authorization);
@@ -149,7 +153,8 @@ export class Authenticator {
       asked = true;
       credentials = await this.keys.credentialsOf(bearer);
     }
-    if (!credentials && cookie) {
+    const cookieJudged = !credentials && cookie && req.headers.authorization === undefined;
+    if (cookieJudged) {
       const wait = asked ? undefined : await this.throttle?.blocked(address);
       if (wait !== undefined) return rateLimited(reply, wait);
       asked = true;
@@ -165,7 +170,7 @@ export class Authenticator {
       const wait = await this.throttle?.failed(address);
       if (wait !== undefined) return rateLimited(reply, wait);
       // A dead session cookie is dropped, so the browser stops presenting it.
-      if (cookie) reply.header('set-cookie', clearedSessionCookie(cameOverHttps(req)));
+      if (cookieJudged) reply.header('set-cookie', clearedSessionCookie(cameOverHttps(req)));
       return unauthorized(reply);
     }
     // A right credential from a throttled address waits too: the answer never tells a guesser a guess was right.
