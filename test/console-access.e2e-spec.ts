@@ -100,6 +100,14 @@ describe('console: sign-in by account', () => {
     await button('Sign in').click();
     await page.getByRole('alert').filter({ hasText: /^Too many wrong passwords for this account: its sign-in is refused for now\. Try again in \d+ min\.$/ }).waitFor();
     expect((await b.context.cookies(h.svc.url)).find((c) => c.name === 'tcc_console')).toBeUndefined();
+    // However the email is spelled: every spelling the lookup folds into this account waits too
+    // (Postgres folds U+0130 'İ' to 'i' where its locale does; JavaScript folds it to 'i̇').
+    const dotted = locked.email.replace('i', '\u0130');
+    const [{ folds }] = await h.db.query<{ folds: boolean }>(`SELECT lower($1) = lower($2) AS folds`, [dotted, locked.email]);
+    for (const [spelling, status] of [[locked.email.toUpperCase(), 429], [dotted, folds ? 429 : 401]] as const) {
+      const init = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: spelling, password: locked.password }) };
+      expect({ spelling, status: (await fetchFromAddress(`${h.svc.url}/console/session`, init, '127.66.9.1')).status }).toEqual({ spelling, status });
+    }
   });
 });
 

@@ -34,6 +34,15 @@ function view(r: OperatorRow): OperatorView {
 }
 
 /** An operator a sign-in opened a session for. */
+/** An operator as sign-in finds it by email. */
+export interface SignInAccount {
+  id: string;
+  name: string;
+  role: Role;
+  password_hash: string;
+  disabled: boolean;
+}
+
 export interface SignedInOperator {
   id: string;
   name: string;
@@ -89,12 +98,19 @@ export class Operators {
   }
 
   /**
-   * The operator whose email and password these are, if they may sign in (not disabled); else
-   * undefined. An unknown email costs a password check all the same, so the time taken does not
-   * tell which accounts exist.
+   * The account an email names at sign-in, if any: found by Postgres's lower() on both sides, so
+   * every spelling it folds together is the one account (the account's throttle goes by it).
    */
-  async signIn(email: string, password: string): Promise<SignedInOperator | undefined> {
-    const row = await this.db.sql.one<{ id: string; name: string; role: Role; password_hash: string; disabled: boolean }>(ACCESS_SQL.operatorByEmail, [email]);
+  account(email: string): Promise<SignInAccount | undefined> {
+    return this.db.sql.one<SignInAccount>(ACCESS_SQL.operatorByEmail, [email]);
+  }
+
+  /**
+   * The operator, if this is the account's password and it may sign in (not disabled); else
+   * undefined. No account (an unknown email) costs a password check all the same, so the time
+   * taken does not tell which accounts exist.
+   */
+  async signIn(row: SignInAccount | undefined, password: string): Promise<SignedInOperator | undefined> {
     const right = await verifyPassword(password, row?.password_hash ?? (await decoyHash()));
     if (!row || !right || row.disabled) return undefined;
     await this.db.sql.exec(ACCESS_SQL.signedIn, [row.id]);

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { ApiCookieAuth, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AuditLog } from '../access/audit.js';
-import { Operators } from '../access/operators.js';
+import { Operators, type SignInAccount } from '../access/operators.js';
 import { AppError } from '../common/errors.js';
 import type { Principal } from '../http/actor.js';
 import { ApiErrors, ApiJson, ApiJsonBody, ref } from '../http/api-docs.js';
@@ -72,13 +72,14 @@ export class ConsoleSessionController {
    * account within ACCOUNT_WINDOW_MS refuse that account's sign-in for the rest of the window.
    */
   private async signInOperator(email: string, password: string, address: string, req: FastifyRequest, res: FastifyReply): Promise<(ConsoleSession & { sessionId: string }) | undefined> {
-    const account = accountKey(email);
+    const found = await this.operators.account(email);
+    const account = accountKey(found, email);
     const waitS = await this.accounts.blocked(account);
     if (waitS !== undefined) {
       void this.record(req, null, 'sign_in', email.toLowerCase(), 429);
       throw tooMany(res, waitS, 'this account');
     }
-    const who = await this.operators.signIn(email, password);
+    const who = await this.operators.signIn(found, password);
     if (who) return this.sessions.signInOperator(who);
     const wait = await this.accounts.failed(account);
     if (wait !== undefined) {
@@ -147,9 +148,12 @@ function publicView(s: ConsoleSession): ConsoleSession {
   return { csrfToken: s.csrfToken, expiresAt: s.expiresAt, operator: s.operator, role: s.role, scopes: s.scopes, principal: s.principal };
 }
 
-/** The account's throttle key: its email, any case, hashed (no address in a Redis key). */
-function accountKey(email: string): string {
-  return createHash('sha256').update(email.toLowerCase()).digest('hex');
+/**
+ * The account's throttle key, hashed (no address in a Redis key): the operator the email names,
+ * however it is spelled (the lookup's folding decides, not JavaScript's), else the email itself.
+ */
+function accountKey(found: SignInAccount | undefined, email: string): string {
+  return createHash('sha256').update(found ? `operator:${found.id}` : `email:${email.toLowerCase()}`).digest('hex');
 }
 
 function tooMany(res: FastifyReply, waitS: number, who: string): AppError {
