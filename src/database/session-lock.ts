@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { translate } from './sql.js';
+import { QUERY_TIMEOUT_MS, translate } from './sql.js';
 
 /** Advisory lock keys of the "one process at a time" jobs; one place, so two never collide. */
 export const SESSION_LOCKS = {
@@ -48,6 +48,12 @@ export class SessionLocks {
   constructor(
     private readonly url: string,
     private readonly applicationName = 'tcc-inventory',
+    /**
+     * How long a lock query may wait for its answer before the session is dropped: a server that
+     * stopped answering without closing (a host gone dark, a firewall that forgot the connection)
+     * would otherwise hold every periodic job of this process until TCP gave up, many minutes on.
+     */
+    private readonly queryTimeoutMs = QUERY_TIMEOUT_MS,
   ) {}
 
   /** Runs `work` only if this process wins the lock `key`, holding it until `work` ends; undefined when another process holds it. */
@@ -55,7 +61,7 @@ export class SessionLocks {
     const client = await this.session();
     let locked: boolean | undefined;
     try {
-      locked = (await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [key])).rows[0]?.locked;
+      locked = (await client.query<{ locked: boolean }>(this.query('SELECT pg_try_advisory_lock($1) AS locked', key))).rows[0]?.locked;
     } catch (err) {
       this.drop(client);
       throw translate(err);
@@ -65,8 +71,13 @@ export class SessionLocks {
       return await work();
     } finally {
       // On a session that has since died, the lock went with it.
-      if (client === this.client) await client.query('SELECT pg_advisory_unlock($1)', [key]).catch(() => this.drop(client));
+      if (client === this.client) await client.query(this.query('SELECT pg_advisory_unlock($1)', key)).catch(() => this.drop(client));
     }
+  }
+
+  private query(text: string, key: number): pg.QueryConfig {
+    // query_timeout: node-postgres's client-side timer (not in @types/pg's QueryConfig).
+    return { text, values: [key], query_timeout: this.queryTimeoutMs } as pg.QueryConfig;
   }
 
   async close(): Promise<void> {

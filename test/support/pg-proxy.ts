@@ -10,6 +10,12 @@ export interface PgProxy {
    * ErrorResponse (FATAL, the given SQLSTATE) and a hang-up. Connections already open are cut.
    */
   refuse(sqlState: string, message: string): void;
+  /**
+   * Go dark, as a host that vanished without a reset: connections stay open but nothing passes
+   * either way, and new ones are accepted and never answered. `pass()` lets new connections through
+   * again (the dark ones stay dark).
+   */
+  blackhole(): void;
   close(): Promise<void>;
 }
 
@@ -38,12 +44,18 @@ function fatal(sqlState: string, message: string): Buffer {
 export async function startPgProxy(databaseUrl: string): Promise<PgProxy> {
   const target = new URL(databaseUrl);
   let refusal: { sqlState: string; message: string } | undefined;
+  let dark = false;
   const open = new Set<net.Socket>();
+  const pairs = new Set<[net.Socket, net.Socket]>();
 
   const server = net.createServer((client) => {
     open.add(client);
     client.on('close', () => open.delete(client));
     client.on('error', () => undefined);
+    if (dark) {
+      client.pause();
+      return;
+    }
     if (refusal) {
       const { sqlState, message } = refusal;
       // Wait for the start-up packet (or an SSLRequest), then refuse as the server would.
@@ -65,7 +77,12 @@ export async function startPgProxy(databaseUrl: string): Promise<PgProxy> {
       client.destroy();
     });
     upstream.on('error', () => client.destroy());
-    client.on('close', () => upstream.destroy());
+    const pair: [net.Socket, net.Socket] = [client, upstream];
+    pairs.add(pair);
+    client.on('close', () => {
+      pairs.delete(pair);
+      upstream.destroy();
+    });
     client.pipe(upstream);
     upstream.pipe(client);
   });
@@ -79,6 +96,16 @@ export async function startPgProxy(databaseUrl: string): Promise<PgProxy> {
     url: url.toString(),
     pass: () => {
       refusal = undefined;
+      dark = false;
+    },
+    blackhole: () => {
+      dark = true;
+      for (const [client, upstream] of pairs) {
+        client.unpipe(upstream);
+        upstream.unpipe(client);
+        client.pause();
+        upstream.pause();
+      }
     },
     refuse: (sqlState, message) => {
       refusal = { sqlState, message };
