@@ -140,6 +140,18 @@ describe('allocation over HTTP', () => {
     expectValidation(await h.api.order(randomUUID(), { customerId: 'c', items: [{ sku, quantity: 1 }], locationIds: [] }), /locationIds/);
   });
 
+  it('more stock over its locations than a 32-bit integer holds (the most a location holds, at three): Trys, click and collect and the inventory answer as ever', async () => {
+    const sku = await stocked(1_000_000_000, 1_000_000_000, 1_000_000_000);
+    const any = await h.api.order(randomUUID(), { customerId: 'c', items: [{ sku, quantity: 3 }] });
+    expect(any.status).toBe(201);
+    const collect = await h.api.order(randomUUID(), { customerId: 'c', items: [{ sku, quantity: 1 }], locationIds: [loc.store] });
+    expect(collect.status).toBe(201);
+    expect(collect.body.items[0].allocations).toEqual([{ locationId: loc.store, quantity: 1 }]);
+    const inventory = await h.api.get(`/inventory/${sku}`);
+    expect(inventory.status).toBe(200);
+    expect(inventory.body).toMatchObject({ onHand: 3_000_000_000, reserved: 4, available: 2_999_999_996 });
+  });
+
   it('a replay answers the same allocations; the timeline and the order.reserved webhook carry them', async () => {
     const sku = await stocked(1, 5, 0);
     const receiver = await startReceiver();

@@ -8,7 +8,8 @@
 --     p_judge_stock is false, the first unknown SKU, an unknown location, mixed currencies, and a
 --     line its allowed locations cannot hold even now (INSUFFICIENT_STOCK: the stock did not exist
 --     when this ran, so the refusal needs no lock). An order left open has outcome NULL.
--- The stock judged is each active location's max(0, onHand - reserved - safetyStock). Also returns
+-- The stock judged is each active location's max(0, onHand - reserved - safetyStock); a SKU's sum
+-- over its locations can pass 2^31 (1e9 a location), so it is capped there: no line asks that much. Also returns
 -- one 'stock' row (r_idx 0) per known SKU named, with what all its active locations hold.
 --
 -- Plans pinned (see orders/state/apply-moves.sql). Applied after the migrations, and again
@@ -32,14 +33,14 @@ BEGIN
       FROM stock st JOIN locations l ON l.id = st.location_id
      WHERE p_judge_stock AND st.sku = ANY (p_skus) AND l.active),
   sku_facts AS MATERIALIZED (
-    SELECT s.sku, s.currency::text AS currency, (SELECT coalesce(sum(sr.free), 0) FROM stock_rows sr WHERE sr.sku = s.sku)::int AS free
+    SELECT s.sku, s.currency::text AS currency, least((SELECT coalesce(sum(sr.free), 0) FROM stock_rows sr WHERE sr.sku = s.sku), 2147483647)::int AS free
       FROM skus s WHERE p_judge_stock AND s.sku = ANY (p_skus)),
   allowed AS (SELECT u.oi, u.location_id FROM unnest(p_location_order, p_locations) AS u(oi, location_id)),
   line_supply AS (
     SELECT l.oi, l.ln, l.sku, l.quantity, sf.sku IS NOT NULL AS known, sf.currency,
            CASE WHEN NOT EXISTS (SELECT 1 FROM allowed a WHERE a.oi = l.oi) THEN sf.free
-                ELSE (SELECT coalesce(sum(sr.free), 0) FROM stock_rows sr JOIN allowed a ON a.oi = l.oi AND a.location_id = sr.location_id
-                       WHERE sr.sku = l.sku)::int END AS supply
+                ELSE least((SELECT coalesce(sum(sr.free), 0) FROM stock_rows sr JOIN allowed a ON a.oi = l.oi AND a.location_id = sr.location_id
+                             WHERE sr.sku = l.sku), 2147483647)::int END AS supply
       FROM unnest(p_line_order, p_skus, p_quantities) WITH ORDINALITY AS l(oi, sku, quantity, ln)
       LEFT JOIN sku_facts sf ON sf.sku = l.sku
      WHERE p_judge_stock),

