@@ -153,6 +153,18 @@ describe('adjustments', () => {
     expect((await h.api.post(`/orders/${order.body.id}/cancel`)).status).toBe(200);
   });
 
+  it('above the most a location holds (1000000000) is 400 VALIDATION_FAILED naming delta; nothing changes', async () => {
+    const sku = uniqueSku('ADJM');
+    expect((await h.api.putSku(sku, 999_999_990)).status).toBe(200);
+    const before = await stockPrint();
+    const over = await adjust(sku, { delta: 11, reason: 'received' });
+    expectProblem(over, 400, 'VALIDATION_FAILED');
+    expect(over.body.errors).toEqual([{ field: 'delta', message: expect.stringMatching(/above 1000000000/) }]);
+    expect(await stockPrint()).toEqual(before);
+    expect((await adjust(sku, { delta: 10, reason: 'received' })).status).toBe(201);
+    expect((await h.api.get(`/inventory/${sku}`)).body).toMatchObject({ onHand: 1_000_000_000 });
+  });
+
   it('404 for an unknown SKU or location; 400 for a bad body or key; 401 without credentials — each changing nothing', async () => {
     const sku = uniqueSku('ADJV');
     expect((await h.api.putSku(sku, 5)).status).toBe(200);

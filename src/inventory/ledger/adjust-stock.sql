@@ -5,7 +5,8 @@
 -- IDEMPOTENCY_KEY_REUSED. A location without a row for the SKU gets one.
 -- Outcomes: 'created', 'replayed' (r_movement: the movement's JSON), 'IDEMPOTENCY_KEY_REUSED',
 -- 'UNKNOWN_SKU', 'UNKNOWN_LOCATION', 'STOCK_BELOW_RESERVED' (on hand + delta below what is reserved
--- there, or below 0; r_reserved).
+-- there, or below 0; r_reserved), 'ON_HAND_ABOVE_MAX' (above 1000000000, the most a location holds:
+-- the stock table's CHECK, which would otherwise fail the statement).
 --
 -- Applied after the migrations, and again whenever this file changes (src/database/sql-functions.ts).
 CREATE OR REPLACE FUNCTION tcc_stock_adjust(
@@ -41,6 +42,9 @@ BEGIN
   SELECT st.on_hand, st.reserved INTO v_on_hand, v_reserved FROM stock st WHERE st.sku = p_sku AND st.location_id = p_location;
   IF coalesce(v_on_hand, 0) + p_delta < greatest(coalesce(v_reserved, 0), 0) THEN
     RETURN QUERY SELECT 'STOCK_BELOW_RESERVED', NULL::text, coalesce(v_reserved, 0); RETURN;
+  END IF;
+  IF coalesce(v_on_hand, 0) + p_delta > 1000000000 THEN
+    RETURN QUERY SELECT 'ON_HAND_ABOVE_MAX', NULL::text, NULL::int; RETURN;
   END IF;
   -- An UPDATE when the row exists: INSERT … ON CONFLICT checks its proposed row (on hand = delta)
   -- against the table's CHECKs first, so a negative delta would fail there.

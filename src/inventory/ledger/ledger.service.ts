@@ -67,6 +67,8 @@ export class LedgerService {
             locationId,
             reserved: row.r_reserved,
           });
+        case 'ON_HAND_ABOVE_MAX':
+          throw AppError.validation([{ field: 'delta', message: `a delta of ${body.delta} at ${locationId} would take onHand above 1000000000, the most a location holds` }]);
         default:
           throw unmappedOutcome('tcc_stock_adjust', row.r_outcome);
       }

@@ -20,7 +20,7 @@ export const LEDGER_SQL = {
 } as const;
 
 export interface AdjustRow {
-  r_outcome: 'created' | 'replayed' | 'IDEMPOTENCY_KEY_REUSED' | 'UNKNOWN_SKU' | 'UNKNOWN_LOCATION' | 'STOCK_BELOW_RESERVED';
+  r_outcome: 'created' | 'replayed' | 'IDEMPOTENCY_KEY_REUSED' | 'UNKNOWN_SKU' | 'UNKNOWN_LOCATION' | 'STOCK_BELOW_RESERVED' | 'ON_HAND_ABOVE_MAX';
   r_movement: string | null;
   r_reserved: number | null;
 }
