@@ -62,9 +62,16 @@ describe('the checkout rate limit behind a trusted proxy (TRUST_PROXY=127.0.0.1,
     expect(await stock('2001:db8::2')).toBe(200);
   });
 
+  it('counts a client written with its port (as some balancers write it) as that address, whatever the port', async () => {
+    expect([await stock('198.51.100.20:443'), await stock('198.51.100.20:51234'), await stock('198.51.100.20')]).toEqual([200, 200, 200]);
+    expect(await stock('198.51.100.20:60000')).toBe(429);
+    expect([await stock('[2001:db8::20]:443'), await stock('2001:db8::20'), await stock('[2001:db8::20]:1')]).toEqual([200, 200, 200]);
+    expect(await stock('[2001:db8::20]:2')).toBe(429);
+  });
+
   it('judges garbage forwarded by a trusted proxy as that proxy, never as a new client each time', async () => {
     const statuses = [];
-    for (const junk of ['garbage', 'unknown', '198.51.100.9:443', '"198.51.100.9"', '', 'fe80::1%eth0']) statuses.push(await stock(junk));
+    for (const junk of ['garbage', 'unknown', 'proxy.example:443', '"198.51.100.9"', '', 'fe80::1%eth0']) statuses.push(await stock(junk));
     expect(statuses).toEqual([200, 200, 200, 429, 429, 429]);
   });
 });

@@ -42,9 +42,18 @@ describe('clientAddress', () => {
       expect(clientAddress(req('10.0.0.2', 'not-an-ip'))).toBe('10.0.0.2');
       expect(clientAddress(req('10.0.0.2', '198.51.100.7, garbage, 10.0.0.3'))).toBe('10.0.0.3');
       expect(clientAddress(req('10.0.0.2', '198.51.100.7,'))).toBe('10.0.0.2');
-      expect(clientAddress(req('10.0.0.2', '198.51.100.7:4711'))).toBe('10.0.0.2');
+      expect(clientAddress(req('10.0.0.2', '198.51.100.7:99999'))).toBe('10.0.0.2');
+      expect(clientAddress(req('10.0.0.2', '[2001:db8:ffff::7]:'))).toBe('10.0.0.2');
+      expect(clientAddress(req('10.0.0.2', '2001:db8:ffff::7:4711:x'))).toBe('10.0.0.2');
       expect(clientAddress(req('10.0.0.2', 'fe80::1%eth0'))).toBe('10.0.0.2');
       expect(clientAddress(req('10.0.0.2', '"198.51.100.7"'))).toBe('10.0.0.2');
+    });
+
+    it('an entry with the client port after it (as some balancers write it) is that address', () => {
+      expect(clientAddress(req('10.0.0.2', '198.51.100.7:4711'))).toBe('198.51.100.7');
+      expect(clientAddress(req('10.0.0.2', '[2001:db8:ffff::7]:4711'))).toBe('2001:db8:ffff::7');
+      expect(clientAddress(req('10.0.0.2', '198.51.100.7:4711, 10.0.0.3:443'))).toBe('198.51.100.7');
+      expect(clientAddress(req('10.0.0.2', '1.1.1.1:1, 198.51.100.7:4711'))).toBe('198.51.100.7');
     });
 
     it('writes IPv6 addresses one way: the same client counts once however its proxy spelled it', () => {

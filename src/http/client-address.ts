@@ -51,11 +51,14 @@ export function clientAddress(req: IncomingMessage): string {
 /**
  * One X-Forwarded-For entry as an address: spaces around it allowed, an IPv6 one bare or in
  * brackets, with no zone, written the one canonical way (so `0:0::1` and `::1` count as one
- * client); else undefined.
+ * client); with the client's port after it, as some balancers write it (`203.0.113.7:51234`,
+ * `[2001:db8::7]:51234`: Azure's Application Gateway), the address without it; else undefined.
  */
 function forwardedAddress(entry: string): string | undefined {
   let text = entry.trim();
-  if (text.startsWith('[') && text.endsWith(']')) text = text.slice(1, -1);
+  const withPort = /^(?:\[([^\]]*)\]|(\d{1,3}(?:\.\d{1,3}){3})):(\d{1,5})$/.exec(text);
+  if (withPort && Number(withPort[3]) <= 65535) text = withPort[1] ?? withPort[2];
+  else if (text.startsWith('[') && text.endsWith(']')) text = text.slice(1, -1);
   const family = text.includes('%') ? 0 : isIP(text);
   if (family === 4) return text;
   if (family === 6) return unmapIPv4(new SocketAddress({ address: text, family: 'ipv6' }).address);
