@@ -14,6 +14,8 @@ import { REFUND_SQL } from './refund.sql.js';
 const REFUND_RETRY_BASE_MS = 1000;
 
 export interface Round {
+  /** The end of this round's lease (REFUND_SQL.claimRound): its own, while no other round took the order. */
+  lease: string;
   refund_failures: number;
   refund_status: RefundStatus;
   owed_for_ms: number;
@@ -88,13 +90,15 @@ export class RefundService {
       }
       // The watch is over and no authorization ever turned up: nothing is held.
       if (round.watch_over && round.payment_status === 'authorizing' && !payments.some((p) => p.authorizationExpiresAt !== undefined)) await this.holds.noneFound(id);
-      await this.db.sql.exec(REFUND_SQL.roundDone, [id, Math.max(1000, env.PAYMENT_TIMEOUT_MS), REFUND.done, REFUND_OPEN]);
+      await this.db.sql.exec(REFUND_SQL.roundDone, [id, Math.max(1000, env.PAYMENT_TIMEOUT_MS), REFUND.done, REFUND_OPEN, round.lease]);
     } catch (err) {
       const call = err instanceof RoundCallFailed ? err.call : 'refund';
       this.metrics.refunds.inc({ result: 'failed' });
       const failures = round.refund_failures + 1;
       const detail = { attempt: failures, call, detail: (err as Error).message };
-      await this.db.sql.exec(REFUND_SQL.roundFailed, [id, failures, retryDelayMs(REFUND_RETRY_BASE_MS, failures, 60_000), JSON.stringify(detail), REFUND_OPEN]);
+      const recorded = await this.db.sql.exec(REFUND_SQL.roundFailed, [id, failures, retryDelayMs(REFUND_RETRY_BASE_MS, failures, 60_000), JSON.stringify(detail), REFUND_OPEN, round.lease]);
+      // A round that outlived its lease while another took the order over: that one reports.
+      if (recorded === 0) return;
       if (round.refund_status === REFUND.pending && Number(round.owed_for_ms) >= env.REFUND_ALERT_AFTER_MS) {
         const reason = call === 'void' ? 'void_failing' : 'refund_failing';
         const flagged = await this.db.sql.one<{ flagged: boolean }>(REFUND_SQL.needsAttention, [id, REFUND.needsAttention, REFUND.pending, JSON.stringify(detail), reason]);

@@ -2,12 +2,16 @@ import { statement } from '../../database/db.js';
 
 /** The compensation's statements. Refund states are parameters ($n::text[] of REFUND_OPEN, …). */
 export const REFUND_SQL = {
-  /** Takes a due refund round for a lease: a duplicate delivery finds nothing due. */
+  /**
+   * Takes a due refund round for a lease: a duplicate delivery finds nothing due. `lease` (the
+   * lease's end, as text to keep its microseconds) is the round's own: its end is a compare-and-set
+   * on it, so a round that outlived its lease changes nothing once another has taken the order.
+   */
   claimRound: statement(
     'refund_claim_round',
     `UPDATE orders SET refund_next_at = now() + make_interval(secs => $2::float8 / 1000)
       WHERE id = $1 AND refund_status = ANY ($3::text[]) AND refund_next_at <= now()
-      RETURNING refund_failures, refund_status,
+      RETURNING refund_next_at::text AS lease, refund_failures, refund_status,
                 extract(epoch FROM now() - coalesce(refund_owed_at, now())) * 1000 AS owed_for_ms,
                 payment_status, payment_id, coalesce(refund_check_until <= now(), true) AS watch_over`,
   ),
@@ -26,14 +30,14 @@ export const REFUND_SQL = {
             refund_status = CASE WHEN refund_check_until <= now() THEN $3 ELSE refund_status END,
             refund_next_at = CASE WHEN refund_check_until <= now() THEN NULL
                                   ELSE least(refund_check_until, now() + make_interval(secs => $2::float8 / 1000)) END
-      WHERE id = $1 AND refund_status = ANY ($4::text[])`,
+      WHERE id = $1 AND refund_status = ANY ($4::text[]) AND refund_next_at = $5::timestamptz`,
   ),
 
   roundFailed: statement(
     'refund_round_failed',
     `WITH u AS (
        UPDATE orders SET refund_failures = $2, refund_next_at = now() + make_interval(secs => $3::float8 / 1000)
-        WHERE id = $1 AND refund_status = ANY ($5::text[]) RETURNING id)
+        WHERE id = $1 AND refund_status = ANY ($5::text[]) AND refund_next_at = $6::timestamptz RETURNING id)
      INSERT INTO order_events (order_id, type, data) SELECT id, 'refund.failed', $4::jsonb FROM u`,
   ),
 

@@ -1,0 +1,63 @@
+import { randomUUID } from 'node:crypto';
+import { REFUND_SQL } from '../../src/orders/cancel/refund.sql.js';
+import { REFUND, REFUND_OPEN } from '../../src/orders/state/refund-state.js';
+import { Query, useRolledBack } from '../support/medium.js';
+
+/**
+ * A money-back round (src/orders/cancel/refund.service.ts) holds its order for a lease. A round
+ * that outlives its lease (a paused process) while a newer one took the order over ends as a
+ * compare-and-set on its own lease: it neither closes the newer round's watch nor records its
+ * failure over the newer one's.
+ */
+const r = useRolledBack();
+
+async function owed(q: Query): Promise<string> {
+  const id = randomUUID();
+  await q(
+    `INSERT INTO orders (id, transaction_id, customer_id, status, amount_minor, currency, reservation_expires_at, payment_key, items,
+                         idempotency_key, request_hash, refund_status, refund_next_at, refund_owed_at, refund_check_until)
+     VALUES ($1::uuid, 'tcc-' || $1::text, 'round', 'CANCELED', 500, 'USD', now(), 'charge-' || $1::text, '[]',
+             'key-' || $1::text, 'h', $2, now() - interval '1 second', now(), now() - interval '1 second')`,
+    [id, REFUND.pending],
+  );
+  return id;
+}
+
+type Claimed = { lease: string };
+const claim = async (q: Query, id: string, leaseMs: number) => (await q<Claimed>(REFUND_SQL.claimRound.text, [id, leaseMs, REFUND_OPEN]))[0];
+const state = async (q: Query, id: string) =>
+  (await q<{ refund_status: string; refund_failures: number; failed_events: number }>(
+    `SELECT refund_status, refund_failures, (SELECT count(*)::int FROM order_events e WHERE e.order_id = o.id AND e.type = 'refund.failed') AS failed_events FROM orders o WHERE o.id = $1`,
+    [id],
+  ))[0];
+
+it("a round past its lease, another round having taken the order, changes nothing when it ends; the newer round's end counts", async () => {
+  await r.tx(async (q) => {
+    const id = await owed(q);
+    const stale = await claim(q, id, 1000);
+    expect(stale).toBeDefined();
+    // Its lease runs out (the process paused); another round takes the order over.
+    await q(`UPDATE orders SET refund_next_at = now() - interval '1 second' WHERE id = $1`, [id]);
+    const current = await claim(q, id, 5000);
+    expect(current).toBeDefined();
+    expect(current.lease).not.toBe(stale.lease);
+
+    // The stale round ends: done (the watch is over) or failed. Neither lands.
+    expect(await q(REFUND_SQL.roundDone.text, [id, 1000, REFUND.done, REFUND_OPEN, stale.lease])).toEqual([]);
+    await q(REFUND_SQL.roundFailed.text, [id, 1, 1000, JSON.stringify({ call: 'void' }), REFUND_OPEN, stale.lease]);
+    expect(await state(q, id)).toEqual({ refund_status: REFUND.pending, refund_failures: 0, failed_events: 0 });
+
+    // The current round's failure lands.
+    await q(REFUND_SQL.roundFailed.text, [id, 1, 1000, JSON.stringify({ call: 'void' }), REFUND_OPEN, current.lease]);
+    expect(await state(q, id)).toEqual({ refund_status: REFUND.pending, refund_failures: 1, failed_events: 1 });
+  });
+});
+
+it('a round within its lease ends as before: done once the watch is over', async () => {
+  await r.tx(async (q) => {
+    const id = await owed(q);
+    const round = await claim(q, id, 5000);
+    await q(REFUND_SQL.roundDone.text, [id, 1000, REFUND.done, REFUND_OPEN, round.lease]);
+    expect(await state(q, id)).toEqual({ refund_status: REFUND.done, refund_failures: 0, failed_events: 0 });
+  });
+});
