@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { QUERY_TIMEOUT_MS, translate } from './sql.js';
+import { QUERY_TIMEOUT_MS, queryConfig, translate } from './sql.js';
 
 /** Advisory lock keys of the "one process at a time" jobs; one place, so two never collide. */
 export const SESSION_LOCKS = {
@@ -61,7 +61,7 @@ export class SessionLocks {
     const client = await this.session();
     let locked: boolean | undefined;
     try {
-      locked = (await client.query<{ locked: boolean }>(this.query('SELECT pg_try_advisory_lock($1) AS locked', key))).rows[0]?.locked;
+      locked = (await client.query<{ locked: boolean }>(queryConfig('SELECT pg_try_advisory_lock($1) AS locked', [key], this.queryTimeoutMs))).rows[0]?.locked;
     } catch (err) {
       this.drop(client);
       throw translate(err);
@@ -71,13 +71,8 @@ export class SessionLocks {
       return await work();
     } finally {
       // On a session that has since died, the lock went with it.
-      if (client === this.client) await client.query(this.query('SELECT pg_advisory_unlock($1)', key)).catch(() => this.drop(client));
+      if (client === this.client) await client.query(queryConfig('SELECT pg_advisory_unlock($1)', [key], this.queryTimeoutMs)).catch(() => this.drop(client));
     }
-  }
-
-  private query(text: string, key: number): pg.QueryConfig {
-    // query_timeout: node-postgres's client-side timer (not in @types/pg's QueryConfig).
-    return { text, values: [key], query_timeout: this.queryTimeoutMs } as pg.QueryConfig;
   }
 
   async close(): Promise<void> {

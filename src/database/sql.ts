@@ -39,9 +39,9 @@ type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
  */
 export const QUERY_TIMEOUT_MS = 35_000;
 
-export function queryConfig(stmt: Statement | string, params: unknown[] = []): pg.QueryConfig {
+export function queryConfig(stmt: Statement | string, params: unknown[] = [], timeoutMs = QUERY_TIMEOUT_MS): pg.QueryConfig {
   // query_timeout per query is node-postgres's client-side timer (not in @types/pg's QueryConfig).
-  return { text: typeof stmt === 'string' ? stmt : stmt.text, values: params, query_timeout: QUERY_TIMEOUT_MS } as pg.QueryConfig;
+  return { text: typeof stmt === 'string' ? stmt : stmt.text, values: params, query_timeout: timeoutMs } as pg.QueryConfig;
 }
 
 export function sqlOn(target: Queryable): Sql {
