@@ -207,18 +207,19 @@ BEGIN
   END IF;
 
   IF cardinality(v_won) < v_n THEN
-    -- A charge (or an authorization) that lost to a release: the stock is gone, so the money goes
-    -- back. Never on a confirmed order: an authorization applied late there (its step's lease ran
-    -- out and another process settled the same payment, which was then captured) is the sale's own
-    -- money, and a paid order is never refunded (a charge losing to a force-confirm is flagged below).
-    WITH moves AS (SELECT * FROM jsonb_to_recordset(p_moves) AS x(id uuid, "to" text, owe_refund_if_lost boolean, refund_watch_ms float8, reason text)),
+    -- A charge (or an authorization) that lost to a release — the order ended, and not confirmed:
+    -- the stock is gone, so the money goes back. Never on a confirmed order: a paid order is never
+    -- refunded. A charge that lost there lost to a force-confirm (flagged below); an authorization
+    -- applied late there (its step's lease ran out and another process settled the same payment,
+    -- which was then captured) is the sale's own money.
+    WITH moves AS (SELECT * FROM jsonb_to_recordset(p_moves) AS x(id uuid, owe_refund_if_lost boolean, refund_watch_ms float8, reason text)),
     owed AS (
       UPDATE orders o SET refund_status = p_refund_pending, refund_next_at = now(),
              refund_check_until = greatest(coalesce(o.refund_check_until, now()), now() + make_interval(secs => m.refund_watch_ms / 1000)),
              refund_owed_at = coalesce(o.refund_owed_at, now()), updated_at = now()
         FROM moves m
        WHERE o.id = m.id AND o.id = ANY (ARRAY(SELECT m2.id FROM moves m2)) AND m.owe_refund_if_lost AND NOT (m.id = ANY (v_won))
-         AND o.status IS DISTINCT FROM m."to" AND o.status = ANY (p_terminal) AND o.status <> 'CONFIRM_SUCCESS'
+         AND o.status = ANY (p_terminal) AND o.status <> 'CONFIRM_SUCCESS'
       RETURNING o.id, o.status, m.reason)
     INSERT INTO order_events (order_id, type, data)
     SELECT owed.id, 'refund.owed', jsonb_build_object('reason', owed.reason || ' after the order became ' || owed.status) FROM owed;
