@@ -30,6 +30,16 @@ afterEach(async () => {
   expect(await h.db.query(`SELECT sku FROM stock WHERE reserved < 0 OR reserved > on_hand`)).toEqual([]);
 });
 
+/** A Try holding 1 of a fresh SKU (5 in stock) against a gateway scripted so: answered 201 `authorizing`, then the order once it ended, and its SKU. */
+async function endedAfter(prefix: string, script: SimMode[]) {
+  const s = uniqueSku(prefix);
+  await h.api.putSku(s, 5);
+  await h.sim.script(script);
+  const res = await tryHeld(h.api, s, 1);
+  expect(res.body.payment.status).toBe('authorizing');
+  return { s, done: await waitForStatus(h.api, res.body.id, TERMINAL) };
+}
+
 describe('faults at the authorization (Try)', () => {
   it.each([
     ['hang', 'timeout'],
@@ -60,24 +70,14 @@ describe('faults at the authorization (Try)', () => {
   });
 
   it('unknown, then declined by the retry: PAY_FAILED, stock released', async () => {
-    const s = uniqueSku('ADECL');
-    await h.api.putSku(s, 5);
-    await h.sim.script(['error', 'decline']);
-    const res = await tryHeld(h.api, s, 1);
-    expect(res.body.payment.status).toBe('authorizing');
-    const done = await waitForStatus(h.api, res.body.id, TERMINAL);
+    const { s, done } = await endedAfter('ADECL', ['error', 'decline']);
     expect(done).toMatchObject({ status: 'PAY_FAILED', failureReason: 'payment declined', payment: { status: 'declined' } });
     expect(await stock(s)).toMatchObject({ reserved: 0 });
     expect(await moneyBroken(h.sim, done)).toEqual([]);
   });
 
   it('authorized but its answer lost, then the retry refused 401 (before the gateway replays the key): PAY_FAILED, stock released, and the hold voided', async () => {
-    const s = uniqueSku('AREFU');
-    await h.api.putSku(s, 5);
-    await h.sim.script(['authorize_then_error', 'refuse_401']);
-    const res = await tryHeld(h.api, s, 1);
-    expect(res.body.payment.status).toBe('authorizing');
-    const done = await waitForStatus(h.api, res.body.id, TERMINAL);
+    const { s, done } = await endedAfter('AREFU', ['authorize_then_error', 'refuse_401']);
     expect(done).toMatchObject({ status: 'PAY_FAILED' });
     expect(done.failureReason).toMatch(/refused by the gateway \(HTTP 401\)/);
     expect(await stock(s)).toMatchObject({ reserved: 0 });
@@ -90,11 +90,7 @@ describe('faults at the authorization (Try)', () => {
   });
 
   it('every attempt unknown and the gateway holds nothing: PAY_FAILED after the lookup, stock released', async () => {
-    const s = uniqueSku('AEXH');
-    await h.api.putSku(s, 5);
-    await h.sim.script(['error', 'error', 'error', 'error']);
-    const res = await tryHeld(h.api, s, 1);
-    const done = await waitForStatus(h.api, res.body.id, TERMINAL);
+    const { s, done } = await endedAfter('AEXH', ['error', 'error', 'error', 'error']);
     expect(done).toMatchObject({ status: 'PAY_FAILED', payment: { status: 'declined' } });
     expect(done.failureReason).toMatch(/3 authorization attempts with unknown outcome; the gateway has no authorization/);
     expect(await stock(s)).toMatchObject({ reserved: 0 });
