@@ -208,12 +208,24 @@ describe('adjustments', () => {
     expectProblem(await adjust(sku2, { delta: 3, reason: 'returned', reference: 'RMA-9' }, key), 422, 'IDEMPOTENCY_KEY_REUSED');
     expect((await movements(sku)).body.data.filter((m: { kind: string }) => m.kind === 'adjustment')).toHaveLength(1);
 
+    // The stock moves on (a reservation, an adjustment without a key): a replay still answers the
+    // first result, the inventory as the first answer gave it, and changes nothing.
+    expect((await h.api.order(randomUUID(), { customerId: 'c-adjk', items: [{ sku, quantity: 2 }] })).status).toBe(201);
+    expect((await adjust(sku, { delta: 5, reason: 'received' })).status).toBe(201);
+    const moved = await stockPrint();
+    const later = await adjust(sku, { delta: 3, reason: 'returned', reference: 'RMA-9' }, key);
+    expect(later.status).toBe(201);
+    expect(later.body).toEqual(first.body);
+    expect(first.body.inventory).toMatchObject({ onHand: 8, reserved: 0 });
+    expect(await stockPrint()).toEqual(moved);
+
     // Sent many times at once: one movement.
     const key2 = `adj-${randomUUID()}`;
     const answers = await Promise.all(Array.from({ length: 12 }, () => adjust(sku, { delta: 1, reason: 'cycle_count' }, key2)));
     expect(answers.map((a) => a.status)).toEqual(Array(12).fill(201));
     expect(new Set(answers.map((a) => a.body.movement.id)).size).toBe(1);
-    expect((await h.api.get(`/inventory/${sku}`)).body.onHand).toBe(9);
+    expect(new Set(answers.map((a) => JSON.stringify(a.body.inventory))).size).toBe(1);
+    expect((await h.api.get(`/inventory/${sku}`)).body.onHand).toBe(14);
   });
 
   it('concurrent adjustments and sales never lose an update', async () => {

@@ -42,7 +42,8 @@ export class LedgerService {
   /**
    * Adds a delta to a location's on hand, atomically under the SKU row's lock: concurrent
    * adjustments and sales never lose an update. With an Idempotency-Key, the same request again
-   * answers the first movement (and the inventory as it is now) and changes nothing more.
+   * answers what the first did (its movement, and the inventory as it answered it, kept on the
+   * movement) and changes nothing more.
    */
   async adjust(sku: string, body: AdjustmentBody, key: string | undefined, actor: Actor): Promise<{ movement: MovementView; inventory: InventoryView }> {
     const locationId = body.locationId ?? DEFAULT_LOCATION;
@@ -52,9 +53,18 @@ export class LedgerService {
     return this.db.tx(async (sql) => {
       const row = (await sql.one<AdjustRow>(LEDGER_SQL.adjust, [sku, locationId, body.delta, body.reason, body.reference ?? null, ledgerActor(actor), actor.operator, key ?? null, key ? hash : null]))!;
       switch (row.r_outcome) {
-        case 'created':
-        case 'replayed':
-          return { movement: JSON.parse(row.r_movement!) as MovementView, inventory: await inventoryOf(sql, sku) };
+        case 'created': {
+          const movement = JSON.parse(row.r_movement!) as MovementView;
+          const inventory = await inventoryOf(sql, sku);
+          if (key) await sql.exec(LEDGER_SQL.keepAnswer, [movement.id, JSON.stringify(inventory)]);
+          return { movement, inventory };
+        }
+        case 'replayed': {
+          const movement = JSON.parse(row.r_movement!) as MovementView;
+          const kept = await sql.one<{ body: string | null }>(LEDGER_SQL.keptAnswer, [movement.id]);
+          // An adjustment made before answers were kept: the inventory as it is now.
+          return { movement, inventory: kept?.body ? (JSON.parse(kept.body) as InventoryView) : await inventoryOf(sql, sku) };
+        }
         case 'IDEMPOTENCY_KEY_REUSED':
           throw new AppError('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used with a different request body');
         case 'UNKNOWN_SKU':

@@ -17,6 +17,12 @@ export const LEDGER_SQL = {
     'ledger_adjust',
     `SELECT r_outcome, r_movement, r_reserved FROM tcc_stock_adjust($1, $2, $3::int, $4, $5, $6, $7, $8, $9)`,
   ),
+
+  /** A keyed adjustment's answer, kept on its movement (in the adjustment's transaction) for its replays. */
+  keepAnswer: statement('ledger_keep_answer', `UPDATE stock_movements SET answer_inventory = $2::json WHERE id = $1::bigint`),
+
+  /** What a keyed adjustment answered; null for one made before answers were kept. */
+  keptAnswer: statement('ledger_kept_answer', `SELECT answer_inventory::text AS body FROM stock_movements WHERE id = $1::bigint`),
 } as const;
 
 export interface AdjustRow {
