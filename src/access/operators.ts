@@ -33,7 +33,6 @@ function view(r: OperatorRow): OperatorView {
   return { id: r.id, email: r.email, name: r.name, role: r.role, createdAt: r.created_at, disabledAt: r.disabled_at, lastSignInAt: r.last_sign_in_at };
 }
 
-/** An operator a sign-in opened a session for. */
 /** An operator as sign-in finds it by email. */
 export interface SignInAccount {
   id: string;
@@ -43,6 +42,7 @@ export interface SignInAccount {
   disabled: boolean;
 }
 
+/** An operator a sign-in opened a session for. */
 export interface SignedInOperator {
   id: string;
   name: string;
