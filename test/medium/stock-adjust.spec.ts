@@ -7,7 +7,7 @@ import { Query, useRolledBack } from '../support/medium.js';
  */
 const m = useRolledBack();
 
-type Adjusted = { r_outcome: string; r_movement: string | null; r_reserved: number | null };
+type Adjusted = { r_outcome: string; r_movement: string | null; r_reserved: number | null; r_inventory: string | null };
 
 const adjust = (q: Query, sku: string, delta: number, opts: { location?: string; key?: string; hash?: string } = {}) =>
   q<Adjusted>(`SELECT * FROM tcc_stock_adjust($1, $2, $3, 'count', 'ref-1', 'admin', NULL, $4, $5)`, [
@@ -45,6 +45,12 @@ it('answers the first movement again for the same key and body, and IDEMPOTENCY_
     expect([again.r_outcome, again.r_movement]).toEqual(['replayed', first.r_movement]);
     expect((await adjust(q, s, 9, { key: 'med-k1', hash: 'h2' })).r_outcome).toBe('IDEMPOTENCY_KEY_REUSED');
     expect(await q(`SELECT on_hand FROM stock WHERE sku = $1`, [s])).toEqual([{ on_hand: 4 }]);
+    // The answer's inventory is the first one's, text for text, after the stock moved on.
+    expect(JSON.parse(first.r_inventory!)).toMatchObject({ sku: s, onHand: 4, reserved: 0 });
+    expect((await adjust(q, s, 6)).r_outcome).toBe('created');
+    const later = await adjust(q, s, 4, { key: 'med-k1', hash: 'h1' });
+    expect([later.r_outcome, later.r_movement, later.r_inventory]).toEqual(['replayed', first.r_movement, first.r_inventory]);
+    expect(JSON.parse((await adjust(q, s, 1)).r_inventory!)).toMatchObject({ onHand: 11 });
   }));
 
 it('refuses an unknown SKU or location, and on hand below what is reserved, changing nothing', () =>
@@ -54,8 +60,8 @@ it('refuses an unknown SKU or location, and on hand below what is reserved, chan
     expect((await adjust(q, s, 1, { location: 'no-such-location' })).r_outcome).toBe('UNKNOWN_LOCATION');
     expect((await adjust(q, s, 5)).r_outcome).toBe('created');
     await q(`UPDATE stock SET reserved = 3 WHERE sku = $1`, [s]);
-    expect(await adjust(q, s, -3)).toEqual({ r_outcome: 'STOCK_BELOW_RESERVED', r_movement: null, r_reserved: 3 });
-    expect(await adjust(q, s, -9)).toEqual({ r_outcome: 'STOCK_BELOW_RESERVED', r_movement: null, r_reserved: 3 });
+    expect(await adjust(q, s, -3)).toEqual({ r_outcome: 'STOCK_BELOW_RESERVED', r_movement: null, r_reserved: 3, r_inventory: null });
+    expect(await adjust(q, s, -9)).toEqual({ r_outcome: 'STOCK_BELOW_RESERVED', r_movement: null, r_reserved: 3, r_inventory: null });
     expect(await q(`SELECT on_hand, reserved FROM stock WHERE sku = $1`, [s])).toEqual([{ on_hand: 5, reserved: 3 }]);
     expect(await q(`SELECT count(*)::int AS n FROM stock_movements WHERE sku = $1`, [s])).toEqual([{ n: 1 }]);
   }));

@@ -3,10 +3,9 @@ import { AppError } from '../../common/errors.js';
 import { requestHash } from '../../common/request-hash.js';
 import { CURSOR_KEY_PURPOSE, SignedCursor } from '../../common/signed-cursor.js';
 import { DeploymentKey } from '../../database/deployment-key.js';
-import { Db, Sql, unmappedOutcome } from '../../database/db.js';
+import { Db, unmappedOutcome } from '../../database/db.js';
 import { ledgerActor, type Actor } from '../../http/actor.js';
 import type { InventoryView } from '../inventory.types.js';
-import { STOCK_SQL } from '../stock.sql.js';
 import type { AdjustmentBody, MovementsQuery, MovementView } from './ledger.schemas.js';
 import { AdjustRow, LEDGER_SQL } from './ledger.sql.js';
 import { DEFAULT_LOCATION } from '../locations/default-location.js';
@@ -42,51 +41,36 @@ export class LedgerService {
   /**
    * Adds a delta to a location's on hand, atomically under the SKU row's lock: concurrent
    * adjustments and sales never lose an update. With an Idempotency-Key, the same request again
-   * answers what the first did (its movement, and the inventory as it answered it, kept on the
-   * movement) and changes nothing more.
+   * answers what the first did (its movement, and the inventory as it answered it, which
+   * tcc_stock_adjust keeps on the movement) and changes nothing more.
    */
   async adjust(sku: string, body: AdjustmentBody, key: string | undefined, actor: Actor): Promise<{ movement: MovementView; inventory: InventoryView }> {
     const locationId = body.locationId ?? DEFAULT_LOCATION;
     // The request as the key is bound to it (keys are one namespace across SKUs, so the SKU is part
     // of it): a missing locationId is the same request as the default location.
     const hash = requestHash([sku, locationId, body.delta, body.reason, body.reference ?? null]);
-    return this.db.tx(async (sql) => {
-      const row = (await sql.one<AdjustRow>(LEDGER_SQL.adjust, [sku, locationId, body.delta, body.reason, body.reference ?? null, ledgerActor(actor), actor.operator, key ?? null, key ? hash : null]))!;
-      switch (row.r_outcome) {
-        case 'created': {
-          const movement = JSON.parse(row.r_movement!) as MovementView;
-          const inventory = await inventoryOf(sql, sku);
-          if (key) await sql.exec(LEDGER_SQL.keepAnswer, [movement.id, JSON.stringify(inventory)]);
-          return { movement, inventory };
-        }
-        case 'replayed': {
-          const movement = JSON.parse(row.r_movement!) as MovementView;
-          const kept = await sql.one<{ body: string | null }>(LEDGER_SQL.keptAnswer, [movement.id]);
-          // An adjustment made before answers were kept: the inventory as it is now.
-          return { movement, inventory: kept?.body ? (JSON.parse(kept.body) as InventoryView) : await inventoryOf(sql, sku) };
-        }
-        case 'IDEMPOTENCY_KEY_REUSED':
-          throw new AppError('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used with a different request body');
-        case 'UNKNOWN_SKU':
-          throw AppError.notFound(`SKU ${sku}`);
-        case 'UNKNOWN_LOCATION':
-          throw AppError.notFound(`location ${locationId}`);
-        case 'STOCK_BELOW_RESERVED':
-          throw new AppError('STOCK_BELOW_RESERVED', `a delta of ${body.delta} at ${locationId} would leave onHand below the ${row.r_reserved} reserved there (or below 0)`, {
-            sku,
-            locationId,
-            reserved: row.r_reserved,
-          });
-        case 'ON_HAND_ABOVE_MAX':
-          throw AppError.validation([{ field: 'delta', message: `a delta of ${body.delta} at ${locationId} would take onHand above 1000000000, the most a location holds` }]);
-        default:
-          throw unmappedOutcome('tcc_stock_adjust', row.r_outcome);
-      }
-    });
+    // One statement, one transaction: the function holds the key's lock until it commits.
+    const row = (await this.db.sql.one<AdjustRow>(LEDGER_SQL.adjust, [sku, locationId, body.delta, body.reason, body.reference ?? null, ledgerActor(actor), actor.operator, key ?? null, key ? hash : null]))!;
+    switch (row.r_outcome) {
+      case 'created':
+      case 'replayed':
+        return { movement: JSON.parse(row.r_movement!) as MovementView, inventory: JSON.parse(row.r_inventory!) as InventoryView };
+      case 'IDEMPOTENCY_KEY_REUSED':
+        throw new AppError('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used with a different request body');
+      case 'UNKNOWN_SKU':
+        throw AppError.notFound(`SKU ${sku}`);
+      case 'UNKNOWN_LOCATION':
+        throw AppError.notFound(`location ${locationId}`);
+      case 'STOCK_BELOW_RESERVED':
+        throw new AppError('STOCK_BELOW_RESERVED', `a delta of ${body.delta} at ${locationId} would leave onHand below the ${row.r_reserved} reserved there (or below 0)`, {
+          sku,
+          locationId,
+          reserved: row.r_reserved,
+        });
+      case 'ON_HAND_ABOVE_MAX':
+        throw AppError.validation([{ field: 'delta', message: `a delta of ${body.delta} at ${locationId} would take onHand above 1000000000, the most a location holds` }]);
+      default:
+        throw unmappedOutcome('tcc_stock_adjust', row.r_outcome);
+    }
   }
-}
-
-async function inventoryOf(sql: Sql, sku: string): Promise<InventoryView> {
-  const row = await sql.one<{ body: string }>(STOCK_SQL.inventory, [sku]);
-  return JSON.parse(row!.body) as InventoryView;
 }

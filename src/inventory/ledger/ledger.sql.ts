@@ -15,18 +15,13 @@ export const LEDGER_SQL = {
 
   adjust: statement(
     'ledger_adjust',
-    `SELECT r_outcome, r_movement, r_reserved FROM tcc_stock_adjust($1, $2, $3::int, $4, $5, $6, $7, $8, $9)`,
+    `SELECT r_outcome, r_movement, r_reserved, r_inventory FROM tcc_stock_adjust($1, $2, $3::int, $4, $5, $6, $7, $8, $9)`,
   ),
-
-  /** A keyed adjustment's answer, kept on its movement (in the adjustment's transaction) for its replays. */
-  keepAnswer: statement('ledger_keep_answer', `UPDATE stock_movements SET answer_inventory = $2::json WHERE id = $1::bigint`),
-
-  /** What a keyed adjustment answered; null for one made before answers were kept. */
-  keptAnswer: statement('ledger_kept_answer', `SELECT answer_inventory::text AS body FROM stock_movements WHERE id = $1::bigint`),
 } as const;
 
 export interface AdjustRow {
   r_outcome: 'created' | 'replayed' | 'IDEMPOTENCY_KEY_REUSED' | 'UNKNOWN_SKU' | 'UNKNOWN_LOCATION' | 'STOCK_BELOW_RESERVED' | 'ON_HAND_ABOVE_MAX';
   r_movement: string | null;
   r_reserved: number | null;
+  r_inventory: string | null;
 }
