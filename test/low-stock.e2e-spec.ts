@@ -8,8 +8,9 @@ import { stockDrift } from './support/stock.js';
 /**
  * Low stock (API.md, "Low stock"): inventory.low_stock through the outbox once per fall to or below
  * the threshold — by Trys (many at once, batched), an adjustment, a set, an import, a SKU created
- * or given a threshold already at or below it — and again only after available rose above it;
- * the gauge tcc_inventory_low_stock_skus from the database.
+ * or given a threshold already at or below it, a location switched off — and again only after
+ * available rose above it (a location switched on included); the gauge tcc_inventory_low_stock_skus
+ * from the database.
  */
 const h = useHarness({ RESERVATION_TTL_MS: '600000' });
 const tag = randomUUID().slice(0, 6);
@@ -107,4 +108,117 @@ it('an adjustment, a set and an import cross it too; a SKU created (or given a t
   expect(await events(given)).toHaveLength(1);
   expectValidation(await putSku(given, 1, -1), /lowStockThreshold/);
   expectValidation(await h.api.admin('POST', '/admin/inventory/import', { items: [{ sku: given, lowStockThreshold: 1.5 }] }), /^items\[0\]\.lowStockThreshold$/);
+});
+
+describe('switching a location on or off moves its SKUs available: low stock is judged again', () => {
+  const putLocation = (id: string, active: boolean) => h.api.admin('PUT', `/admin/locations/${id}`, { name: id, priority: 5, active });
+  const setAt = (sku: string, location: string, onHand: number) => h.api.admin('PUT', `/admin/inventory/${sku}/locations/${location}`, { onHand });
+  const available = async (sku: string): Promise<number> => (await h.api.get(`/inventory/${sku}`)).body.available;
+
+  it('off: a SKU that falls to its threshold is announced; on: it is cleared, and the next fall is announced again', async () => {
+    const store = `low-${tag}-off`;
+    expect((await putLocation(store, true)).status).toBe(200);
+    const sku = `LOW-${tag}-L`;
+    const bystander = `LOW-${tag}-N`; // held there too, but no threshold: not judged
+    expect((await putSku(sku, 3)).status).toBe(200);
+    expect((await putSku(bystander, 1)).status).toBe(200);
+    expect((await setAt(sku, store, 10)).status).toBe(200);
+    expect((await setAt(bystander, store, 1)).status).toBe(200);
+    expect((await putSku(sku, 3, 5)).status).toBe(200);
+    expect(await available(sku)).toBe(13);
+    expect(await events(sku)).toEqual([]);
+    const gauge = await lowStockGauge();
+
+    // The same state again changes nothing.
+    expect((await putLocation(store, true)).status).toBe(200);
+    expect(await events(sku)).toEqual([]);
+
+    const off = await putLocation(store, false);
+    expect(off.status).toBe(200);
+    expect(off.body).toMatchObject({ id: store, active: false });
+    expect(await available(sku)).toBe(3);
+    const fell = await events(sku);
+    expect(fell).toHaveLength(1);
+    expect(fell[0]).toMatchObject({ sku, available: 3, lowStockThreshold: 5 });
+    expect(await lowStockGauge()).toBe(gauge + 1);
+    expect(await events(bystander)).toEqual([]);
+    // Off again: still low, nothing more.
+    expect((await putLocation(store, false)).status).toBe(200);
+    expect(await events(sku)).toHaveLength(1);
+
+    expect((await putLocation(store, true)).status).toBe(200);
+    expect(await available(sku)).toBe(13);
+    expect(await lowStockGauge()).toBe(gauge);
+    expect(await events(sku)).toHaveLength(1);
+    expect((await tryOrder(sku, 9)).status).toBe(201);
+    expect(await events(sku)).toHaveLength(2);
+  });
+
+  it('a flag set by a Try is cleared when a location switched on lifts the SKU above, so the next Try that falls is announced', async () => {
+    const store = `low-${tag}-on`;
+    expect((await putLocation(store, true)).status).toBe(200);
+    const sku = `LOW-${tag}-R`;
+    expect((await putSku(sku, 13)).status).toBe(200);
+    expect((await setAt(sku, store, 10)).status).toBe(200);
+    expect((await putLocation(store, false)).status).toBe(200);
+    expect((await putSku(sku, 13, 5)).status).toBe(200);
+    expect(await available(sku)).toBe(13);
+
+    expect((await tryOrder(sku, 9)).status).toBe(201);
+    expect(await events(sku)).toHaveLength(1);
+    // The store's 10 count again: 14 available, above the threshold.
+    expect((await putLocation(store, true)).status).toBe(200);
+    expect(await available(sku)).toBe(14);
+    const flagged = await h.db.query<{ low_stock: boolean }>('SELECT low_stock FROM skus WHERE sku = $1', [sku]);
+    expect(flagged).toEqual([{ low_stock: false }]);
+    expect((await tryOrder(sku, 10)).status).toBe(201);
+    expect(await available(sku)).toBe(4);
+    expect(await events(sku)).toHaveLength(2);
+  });
+  it('toggles racing Trys, cancels and sets on the same SKUs leave every flag equal to the truth, with no deadlock and no 500', async () => {
+    const store = `low-${tag}-race`;
+    expect((await putLocation(store, true)).status).toBe(200);
+    const skus = [0, 1, 2].map((i) => `LOW-${tag}-X${i}`);
+    for (const sku of skus) {
+      expect((await putSku(sku, 20, 25)).status).toBe(200);
+      expect((await setAt(sku, store, 20)).status).toBe(200);
+    }
+    const statuses: number[] = [];
+    const held: string[] = [];
+    await Promise.all([
+      (async () => {
+        for (let round = 0; round < 12; round++) statuses.push((await putLocation(store, round % 2 === 0)).status);
+      })(),
+      ...skus.map(async (sku, i) => {
+        for (let round = 0; round < 10; round++) {
+          const o = await tryOrder(sku, 1);
+          statuses.push(o.status);
+          if (o.status === 201) held.push(o.body.id);
+          if (round % 3 === i) statuses.push((await setAt(sku, store, 18 + round)).status);
+          if (round % 4 === 0 && held.length) statuses.push((await h.api.post(`/orders/${held.shift()}/cancel`)).status);
+        }
+      }),
+    ]);
+    expect(statuses.filter((s) => s >= 500)).toEqual([]);
+    // Whatever the order they ran in, each flag says what is true now; and after each switch that follows.
+    const truth = async () =>
+      h.db.query<{ sku: string; low_stock: boolean; low_now: boolean }>(
+        `SELECT s.sku, s.low_stock,
+                coalesce(sum(greatest(st.on_hand - st.reserved - st.safety_stock, 0)) FILTER (WHERE l.active), 0) <= s.low_stock_threshold AS low_now
+           FROM skus s JOIN stock st ON st.sku = s.sku JOIN locations l ON l.id = st.location_id
+          WHERE s.sku = ANY ($1) GROUP BY s.sku, s.low_stock, s.low_stock_threshold ORDER BY s.sku`,
+        [skus],
+      );
+    const agree = (rows: { low_stock: boolean; low_now: boolean }[]) => expect(rows.map((t) => t.low_stock)).toEqual(rows.map((t) => t.low_now));
+    const afterRace = await truth();
+    agree(afterRace);
+    expect(afterRace.every((t) => t.low_now)).toBe(true); // the last switch turned the store off
+    expect((await putLocation(store, true)).status).toBe(200);
+    const on = await truth();
+    agree(on);
+    expect(on.every((t) => !t.low_now)).toBe(true);
+    expect((await putLocation(store, false)).status).toBe(200);
+    agree(await truth());
+    for (const sku of skus) expect((await events(sku)).length).toBeGreaterThanOrEqual(2);
+  });
 });
