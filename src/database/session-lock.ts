@@ -23,8 +23,8 @@ export const SESSION_LOCKS = {
  * no file takes.
  */
 export const XACT_LOCK_SPACES = {
-  /** An Idempotency-Key while its Try is judged (tcc_judge_trys, a try-lock: a key already held is "in flight"). */
-  idempotencyKey: { space: 7701, file: 'orders/try/judge-trys.sql' },
+  /** An Idempotency-Key while its Try is judged (tcc_try_lock_keys, for the judge and the probe; a try-lock: a key already held is "in flight"). */
+  idempotencyKey: { space: 7701, file: 'orders/try/key-locks.sql' },
   /** A customer while its holding orders are counted (tcc_try_batch, CUSTOMER_MAX_HOLDING_ORDERS). */
   customer: { space: 7702, file: 'orders/try/try-batch.sql' },
   /** A stock adjustment's Idempotency-Key (tcc_stock_adjust). */

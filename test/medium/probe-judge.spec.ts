@@ -11,8 +11,9 @@ import { rng } from '../support/rng.js';
  * refuse it hands on ('retry'). Here both answer the same random batches: multi-line orders over
  * SKUs with stock at several locations (one inactive, safety stock, nothing at some), unknown SKUs
  * and locations, two currencies, `locationIds`, keys that already made an order (same body or
- * another), and a key another transaction is claiming right now. The try path runs inside a
- * transaction that is rolled back, so every batch meets the same state.
+ * another), and keys another transaction is claiming right now (one of them made an order); then
+ * batches of the common shape, which the probe judges by a statement of its own. The try path runs
+ * inside a transaction that is rolled back, so every batch meets the same state.
  */
 let db: TestDatabase;
 let holder: pg.Client;
@@ -104,11 +105,13 @@ beforeAll(async () => {
   // Keys that already made an order (the try path itself writes them).
   const made = await tryPath(db.pool, EXISTING.map((key) => ({ key, hash: `h-${key}`, lines: [{ sku: SKUS.plenty, qty: 1 }], locationIds: [] })));
   expect(made.map((r) => r.r_outcome)).toEqual(EXISTING.map(() => 'created'));
-  // A key another transaction is claiming right now.
+  // Keys another transaction is claiming right now.
   holder = new pg.Client({ connectionString: db.url });
   await holder.connect();
   await holder.query('BEGIN');
   await holder.query(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, [XACT_LOCK_SPACES.idempotencyKey.space, HELD]);
+  // And a key that made an order, claimed again right now (a replay racing a replay).
+  await holder.query(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, [XACT_LOCK_SPACES.idempotencyKey.space, EXISTING[3]]);
   tryer = new pg.Client({ connectionString: db.url });
   await tryer.connect();
 });
@@ -181,4 +184,88 @@ it('refuses nothing the try path would not refuse alike on the same state, and h
   expect([...seen].sort()).toEqual(
     ['CURRENCY_MISMATCH', 'IDEMPOTENCY_IN_PROGRESS', 'IDEMPOTENCY_KEY_REUSED', 'INSUFFICIENT_STOCK', 'UNKNOWN_LOCATION', 'UNKNOWN_SKU', 'replayed', 'retry'].sort(),
   );
+});
+
+it('the common shape (one line per order, no allowed locations) is judged by its own statement, alike', async () => {
+  const next = rng(20261129);
+  const pick = <T>(xs: T[]): T => xs[Math.floor(next() * xs.length)];
+  const pool = [...Object.values(SKUS), SKUS.none, SKUS.none, SKUS.three, ...UNKNOWN];
+  const seen = new Set<string>();
+  for (let round = 0; round < 200; round++) {
+    const used = new Set<string>();
+    const orders: Order[] = Array.from({ length: 1 + Math.floor(next() * 30) }, () => {
+      const kind = next();
+      let key = `pk-${randomUUID()}`;
+      let hash = `h-${key}`;
+      if (kind < 0.05) key = HELD;
+      else if (kind < 0.15) {
+        key = pick(EXISTING);
+        hash = next() < 0.5 ? `h-${key}` : `h-other-${key}`;
+      }
+      if (used.has(key)) key = `pk-${randomUUID()}`;
+      used.add(key);
+      return { key, hash, lines: [{ sku: pick(pool), qty: 1 + Math.floor(next() * 6) }], locationIds: [] };
+    });
+    const probed = await probe(orders);
+    await tryer.query('BEGIN');
+    let tried: Row[];
+    try {
+      tried = await tryPath(tryer, orders);
+    } finally {
+      await tryer.query('ROLLBACK');
+    }
+    expect(probed.filter((r) => r.r_idx > 0).map((r) => r.r_idx).sort((a, b) => a - b)).toEqual(orders.map((_, i) => i + 1));
+    for (const p of probed.filter((r) => r.r_idx > 0)) {
+      seen.add(p.r_outcome);
+      // Handed on: the batch decides (its earlier orders may take the stock first).
+      if (p.r_outcome === 'retry') continue;
+      expect({ round, answer: tried[p.r_idx - 1] }).toEqual({ round, answer: p });
+    }
+    const named = [...new Set(orders.map((o) => o.lines[0].sku))];
+    const stock = await db.query(
+      `SELECT st.sku AS r_sku, sum(CASE WHEN l.active THEN greatest(st.on_hand - st.reserved - st.safety_stock, 0) ELSE 0 END)::int AS r_available
+         FROM stock st JOIN locations l ON l.id = st.location_id WHERE st.sku = ANY ($1::text[]) GROUP BY st.sku ORDER BY st.sku`,
+      [named],
+    );
+    expect(
+      probed
+        .filter((r) => r.r_idx === 0)
+        .map((r) => ({ r_sku: r.r_sku, r_available: r.r_available }))
+        .sort((a, b) => (a.r_sku! < b.r_sku! ? -1 : 1)),
+    ).toEqual(stock);
+  }
+  expect([...seen].sort()).toEqual(['IDEMPOTENCY_IN_PROGRESS', 'IDEMPOTENCY_KEY_REUSED', 'INSUFFICIENT_STOCK', 'UNKNOWN_SKU', 'replayed', 'retry'].sort());
+});
+
+it('the common shape does not call the general judge; any other shape does', async () => {
+  const judgeCalls = async (orders: Order[]): Promise<number> => {
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(`SET LOCAL track_functions = 'pl'`);
+      const f = flat(orders);
+      await client.query(`SELECT * FROM tcc_probe($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::int[], $7::text[])`, [
+        f.keys,
+        f.hashes,
+        f.lineOrder,
+        f.skus,
+        f.qty,
+        f.locationOrder,
+        f.locations,
+      ]);
+      const rows = await client.query<{ calls: string }>(`SELECT calls FROM pg_stat_xact_user_functions WHERE funcname = 'tcc_judge_trys'`);
+      await client.query('ROLLBACK');
+      return rows.rows.reduce((n, r) => n + Number(r.calls), 0);
+    } finally {
+      await client.end();
+    }
+  };
+  const order = (lines: Order['lines'], locationIds: string[] = []): Order => {
+    const key = `pk-${randomUUID()}`;
+    return { key, hash: `h-${key}`, lines, locationIds };
+  };
+  expect(await judgeCalls([order([{ sku: SKUS.none, qty: 1 }]), order([{ sku: SKUS.three, qty: 4 }])])).toBe(0);
+  expect(await judgeCalls([order([{ sku: SKUS.none, qty: 1 }]), order([{ sku: SKUS.none, qty: 1 }, { sku: SKUS.three, qty: 4 }])])).toBe(1);
+  expect(await judgeCalls([order([{ sku: SKUS.none, qty: 1 }], ['default'])])).toBe(1);
 });

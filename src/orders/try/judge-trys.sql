@@ -1,9 +1,9 @@
 -- tcc_judge_trys: the judge of a batch of Trys, on the last committed state and without a lock on any row: the
 -- first steps of tcc_try_batch, and all of the sold-out probe (tcc_probe). Each line and each
 -- allowed location names its order (1-based; an order with no allowed locations may use any).
---  1. Each order's Idempotency-Key is try-locked (never waited for): a key another transaction is
---     claiming right now is IDEMPOTENCY_IN_PROGRESS. A statement of its own, so that the judgement
---     below, on a later snapshot, sees every order whose key holder committed before we got the key.
+--  1. Each order's Idempotency-Key is try-locked (tcc_try_lock_keys, never waited for): a key another
+--     transaction is claiming right now is IDEMPOTENCY_IN_PROGRESS. A statement of its own, so that the
+--     judgement below, on a later snapshot, sees every order whose key holder committed before we got the key.
 --  2. Per order: a replay (same key and body: 'replayed' with that order) or reuse of a key; unless
 --     p_judge_stock is false, the first unknown SKU, an unknown location, mixed currencies, and a
 --     line its allowed locations cannot hold even now (INSUFFICIENT_STOCK: the stock did not exist
@@ -24,8 +24,7 @@ AS $fn$
 DECLARE
   v_key_free boolean[];
 BEGIN
-  SELECT array_agg(pg_try_advisory_xact_lock(7701, hashtext(u.key)) ORDER BY u.ord) INTO v_key_free
-    FROM unnest(p_keys) WITH ORDINALITY AS u(key, ord);
+  v_key_free := tcc_try_lock_keys(p_keys);
 
   RETURN QUERY
   WITH stock_rows AS MATERIALIZED (
