@@ -11,9 +11,10 @@ import { rng } from '../support/rng.js';
  * refuse it hands on ('retry'). Here both answer the same random batches: multi-line orders over
  * SKUs with stock at several locations (one inactive, safety stock, nothing at some), unknown SKUs
  * and locations, two currencies, `locationIds`, keys that already made an order (same body or
- * another), and keys another transaction is claiming right now (one of them made an order); then
- * batches of the common shape, which the probe judges by a statement of its own. The try path runs
- * inside a transaction that is rolled back, so every batch meets the same state.
+ * another), and keys another transaction is claiming right now (one of them made an order). The
+ * try path runs inside a transaction that is rolled back, so every batch meets the same state.
+ * Batches of the common shape have a judge of their own (tcc_judge_one_line), held here to the
+ * general one row for row.
  */
 let db: TestDatabase;
 let holder: pg.Client;
@@ -186,11 +187,27 @@ it('refuses nothing the try path would not refuse alike on the same state, and h
   );
 });
 
-it('the common shape (one line per order, no allowed locations) is judged by its own statement, alike', async () => {
+type JudgeRow = Row & { r_order_id: string | null };
+
+/** One judge's rows for a batch, in a transaction of its own (its key locks end with it); `locked`: the caller takes them first. */
+async function judge(sql: string, args: unknown[], locked = false): Promise<JudgeRow[]> {
+  await tryer.query('BEGIN');
+  try {
+    const free = locked ? [(await tryer.query<{ free: boolean[] }>('SELECT tcc_try_lock_keys($1::text[]) AS free', [args[0]])).rows[0].free] : [];
+    const rows = (await tryer.query<JudgeRow>(sql, [...free, ...args])).rows;
+    return rows.sort((a, b) => a.r_idx - b.r_idx || (a.r_sku ?? '').localeCompare(b.r_sku ?? ''));
+  } finally {
+    await tryer.query('ROLLBACK');
+  }
+}
+
+const COLUMNS = 'r_idx, r_outcome, r_order_id, r_body, r_sku, r_requested, r_available, r_location';
+
+it('the common shape (one line per order, no allowed locations) has a judge of its own: the same rows as the general judge', async () => {
   const next = rng(20261129);
   const pick = <T>(xs: T[]): T => xs[Math.floor(next() * xs.length)];
-  const pool = [...Object.values(SKUS), SKUS.none, SKUS.none, SKUS.three, ...UNKNOWN];
-  const seen = new Set<string>();
+  const pool = [...Object.values(SKUS), SKUS.none, SKUS.none, SKUS.three, SKUS.split, ...UNKNOWN];
+  const seen = new Set<string | null>();
   for (let round = 0; round < 200; round++) {
     const used = new Set<string>();
     const orders: Order[] = Array.from({ length: 1 + Math.floor(next() * 30) }, () => {
@@ -198,7 +215,7 @@ it('the common shape (one line per order, no allowed locations) is judged by its
       let key = `pk-${randomUUID()}`;
       let hash = `h-${key}`;
       if (kind < 0.05) key = HELD;
-      else if (kind < 0.15) {
+      else if (kind < 0.2) {
         key = pick(EXISTING);
         hash = next() < 0.5 ? `h-${key}` : `h-other-${key}`;
       }
@@ -206,57 +223,37 @@ it('the common shape (one line per order, no allowed locations) is judged by its
       used.add(key);
       return { key, hash, lines: [{ sku: pick(pool), qty: 1 + Math.floor(next() * 6) }], locationIds: [] };
     });
-    const probed = await probe(orders);
-    await tryer.query('BEGIN');
-    let tried: Row[];
-    try {
-      tried = await tryPath(tryer, orders);
-    } finally {
-      await tryer.query('ROLLBACK');
-    }
-    expect(probed.filter((r) => r.r_idx > 0).map((r) => r.r_idx).sort((a, b) => a - b)).toEqual(orders.map((_, i) => i + 1));
-    for (const p of probed.filter((r) => r.r_idx > 0)) {
-      seen.add(p.r_outcome);
-      // Handed on: the batch decides (its earlier orders may take the stock first).
-      if (p.r_outcome === 'retry') continue;
-      expect({ round, answer: tried[p.r_idx - 1] }).toEqual({ round, answer: p });
-    }
-    const named = [...new Set(orders.map((o) => o.lines[0].sku))];
-    const stock = await db.query(
-      `SELECT st.sku AS r_sku, sum(CASE WHEN l.active THEN greatest(st.on_hand - st.reserved - st.safety_stock, 0) ELSE 0 END)::int AS r_available
-         FROM stock st JOIN locations l ON l.id = st.location_id WHERE st.sku = ANY ($1::text[]) GROUP BY st.sku ORDER BY st.sku`,
-      [named],
-    );
-    expect(
-      probed
-        .filter((r) => r.r_idx === 0)
-        .map((r) => ({ r_sku: r.r_sku, r_available: r.r_available }))
-        .sort((a, b) => (a.r_sku! < b.r_sku! ? -1 : 1)),
-    ).toEqual(stock);
+    const f = flat(orders);
+    const general = await judge(`SELECT ${COLUMNS} FROM tcc_judge_trys($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], '{}', '{}', true)`, [
+      f.keys,
+      f.hashes,
+      f.lineOrder,
+      f.skus,
+      f.qty,
+    ]);
+    const own = await judge(`SELECT ${COLUMNS} FROM tcc_judge_one_line($1::boolean[], $2::text[], $3::text[], $4::text[], $5::int[])`, [f.keys, f.hashes, f.skus, f.qty], true);
+    expect({ round, rows: own }).toEqual({ round, rows: general });
+    for (const r of own) if (r.r_idx > 0) seen.add(r.r_outcome);
   }
-  expect([...seen].sort()).toEqual(['IDEMPOTENCY_IN_PROGRESS', 'IDEMPOTENCY_KEY_REUSED', 'INSUFFICIENT_STOCK', 'UNKNOWN_SKU', 'replayed', 'retry'].sort());
+  // Every answer the shape allows, and orders left open (NULL).
+  expect([...seen].sort()).toEqual(['IDEMPOTENCY_IN_PROGRESS', 'IDEMPOTENCY_KEY_REUSED', 'INSUFFICIENT_STOCK', 'UNKNOWN_SKU', 'replayed', null].sort());
 });
 
-it('the common shape does not call the general judge; any other shape does', async () => {
-  const judgeCalls = async (orders: Order[]): Promise<number> => {
+it('tcc_probe and tcc_try_batch take that judge for that shape only', async () => {
+  /**
+   * Calls of the general judge while one statement ran, from the transaction's own function
+   * statistics (the common shape's judge is inlined: it is never called), and the rows answered.
+   */
+  const judgesCalled = async (sql: string, args: unknown[]): Promise<{ general: number; rows: number }> => {
     const client = new pg.Client({ connectionString: db.url });
     await client.connect();
     try {
       await client.query('BEGIN');
       await client.query(`SET LOCAL track_functions = 'pl'`);
-      const f = flat(orders);
-      await client.query(`SELECT * FROM tcc_probe($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::int[], $7::text[])`, [
-        f.keys,
-        f.hashes,
-        f.lineOrder,
-        f.skus,
-        f.qty,
-        f.locationOrder,
-        f.locations,
-      ]);
-      const rows = await client.query<{ calls: string }>(`SELECT calls FROM pg_stat_xact_user_functions WHERE funcname = 'tcc_judge_trys'`);
+      const answered = (await client.query<{ r_idx: number }>(sql, args)).rows.filter((r) => r.r_idx > 0).length;
+      const rows = (await client.query<{ calls: string }>(`SELECT calls FROM pg_stat_xact_user_functions WHERE funcname = 'tcc_judge_trys'`)).rows;
       await client.query('ROLLBACK');
-      return rows.rows.reduce((n, r) => n + Number(r.calls), 0);
+      return { general: rows.reduce((n, r) => n + Number(r.calls), 0), rows: answered };
     } finally {
       await client.end();
     }
@@ -265,7 +262,34 @@ it('the common shape does not call the general judge; any other shape does', asy
     const key = `pk-${randomUUID()}`;
     return { key, hash: `h-${key}`, lines, locationIds };
   };
-  expect(await judgeCalls([order([{ sku: SKUS.none, qty: 1 }]), order([{ sku: SKUS.three, qty: 4 }])])).toBe(0);
-  expect(await judgeCalls([order([{ sku: SKUS.none, qty: 1 }]), order([{ sku: SKUS.none, qty: 1 }, { sku: SKUS.three, qty: 4 }])])).toBe(1);
-  expect(await judgeCalls([order([{ sku: SKUS.none, qty: 1 }], ['default'])])).toBe(1);
+  const viaProbe = (orders: Order[]) => {
+    const f = flat(orders);
+    return judgesCalled(`SELECT * FROM tcc_probe($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::int[], $7::text[])`, [
+      f.keys,
+      f.hashes,
+      f.lineOrder,
+      f.skus,
+      f.qty,
+      f.locationOrder,
+      f.locations,
+    ]);
+  };
+  const viaTry = (orders: Order[], maxHolding: number) => {
+    const f = flat(orders);
+    return judgesCalled(
+      `SELECT * FROM tcc_try_batch($1::text[], $2::text[], $3::text[], $4::int[], $5::text[], $6::int[], $7::int[], $8::text[], 'priority', 600000, $9::int, $10::text[], NULL)`,
+      [f.keys, f.hashes, orders.map(() => 'c-probe'), f.lineOrder, f.skus, f.qty, f.locationOrder, f.locations, maxHolding, HOLDING],
+    );
+  };
+  const oneLine = [order([{ sku: SKUS.none, qty: 1 }]), order([{ sku: SKUS.plenty, qty: 4 }])];
+  const twoLines = [order([{ sku: SKUS.none, qty: 1 }]), order([{ sku: SKUS.none, qty: 1 }, { sku: SKUS.three, qty: 4 }])];
+  const atStore = [order([{ sku: SKUS.split, qty: 1 }], [LOCATIONS.store])];
+  expect(await viaProbe(oneLine)).toEqual({ general: 0, rows: 2 });
+  expect(await viaProbe(twoLines)).toEqual({ general: 1, rows: 2 });
+  expect(await viaProbe(atStore)).toEqual({ general: 1, rows: 1 });
+  expect(await viaTry(oneLine, 0)).toEqual({ general: 0, rows: 2 });
+  expect(await viaTry(twoLines, 0)).toEqual({ general: 1, rows: 2 });
+  expect(await viaTry(atStore, 0)).toEqual({ general: 1, rows: 1 });
+  // With the hold limit on, only the keys are judged first: the general judge's mode for it.
+  expect(await viaTry(oneLine, 5)).toEqual({ general: 1, rows: 2 });
 });

@@ -3,7 +3,8 @@
 -- decides as if its orders had come one by one in arrival order. A refused order writes nothing,
 -- its Idempotency-Key included.
 --
---   1. The judge (tcc_judge_trys, judge-trys.sql), on the last committed state and without a lock
+--   1. The judge (tcc_judge_trys, judge-trys.sql; for a batch of one line per order and no allowed
+--      locations, tcc_judge_one_line, judge-one-line.sql), on the last committed state and without a lock
 --      on any row: the Idempotency-Keys (try-locked; replays, reuse, keys being claimed), then
 --      unknown SKUs, unknown locations, one currency, and the stock — an order whose allowed
 --      locations cannot hold a line even there is refused at once and never waits for a hot row.
@@ -101,6 +102,8 @@ DECLARE
   v_taken int[];
   v_i int; v_j int; v_k int; v_r int; v_bad int; v_cur text;
   v_now timestamptz := now();
+  v_one_line boolean;
+  v_key_free boolean[];
   v_alloc record;
   v_tokens text[] := CASE WHEN p_payment IS NOT NULL THEN ARRAY(SELECT jsonb_array_elements_text(p_payment->'tokens')) END;
 BEGIN
@@ -113,12 +116,20 @@ BEGIN
     LEFT JOIN (SELECT u.oi, min(u.pos)::int AS first, count(*)::int AS cnt FROM unnest(p_line_order) WITH ORDINALITY u(oi, pos) GROUP BY u.oi) l ON l.oi = g
     LEFT JOIN (SELECT u.oi, min(u.pos)::int AS first, count(*)::int AS cnt FROM unnest(p_location_order) WITH ORDINALITY u(oi, pos) GROUP BY u.oi) x ON x.oi = g;
 
-  -- 1. The keys and the judge, on the last committed state.
+  -- 1. The keys and the judge, on the last committed state (the common shape's own, or the general
+  --    one; the other's scan is skipped by its one-time filter).
+  v_one_line := p_max_holding = 0 AND tcc_one_line_shape(p_keys, p_line_order, p_locations);
+  IF v_one_line THEN
+    v_key_free := tcc_try_lock_keys(p_keys); -- the general judge takes its own
+  END IF;
   SELECT array_agg(j.r_outcome ORDER BY j.r_idx), array_agg(j.r_order_id ORDER BY j.r_idx), array_agg(j.r_body ORDER BY j.r_idx),
          array_agg(j.r_sku ORDER BY j.r_idx), array_agg(j.r_requested ORDER BY j.r_idx), array_agg(j.r_available ORDER BY j.r_idx),
          array_agg(j.r_location ORDER BY j.r_idx)
     INTO v_outcome, v_order_id, v_body, v_refused_sku, v_requested, v_available, v_refused_location
-    FROM tcc_judge_trys(p_keys, p_hashes, p_line_order, p_skus, p_quantities, p_location_order, p_locations, p_max_holding = 0) j
+    FROM (SELECT * FROM tcc_judge_one_line(v_key_free, p_keys, p_hashes, p_skus, p_quantities) WHERE v_one_line
+          UNION ALL
+          SELECT * FROM tcc_judge_trys(p_keys, p_hashes, p_line_order, p_skus, p_quantities, p_location_order, p_locations, p_max_holding = 0)
+           WHERE NOT v_one_line) j
    WHERE j.r_idx > 0;
 
   IF array_position(v_outcome, NULL) IS NOT NULL THEN
