@@ -20,13 +20,14 @@ const ROWS: { fn: string; file: string; type: string }[] = [
   { fn: 'tcc_apply', file: 'src/orders/state/order-store.ts', type: 'ApplyRow' },
   { fn: 'tcc_branch_reserve', file: 'src/inventory/participant/branch-stock.sql.ts', type: 'ReserveRow' },
   { fn: 'tcc_stock_set', file: 'src/inventory/stock.sql.ts', type: 'SetStockRow' },
+  { fn: 'tcc_location_put', file: 'src/inventory/locations/locations.service.ts', type: 'LocationPutRow' },
   { fn: 'tcc_stock_adjust', file: 'src/inventory/ledger/ledger.sql.ts', type: 'AdjustRow' },
   { fn: 'tcc_inventory_import', file: 'src/inventory/catalogue/catalogue.sql.ts', type: 'ImportOutcomeRow' },
   { fn: 'tcc_inventory_consistency', file: 'src/recovery/inventory-consistency.sql.ts', type: 'ConsistencyRow' },
   { fn: 'tcc_inventory_repair', file: 'src/recovery/inventory-consistency.sql.ts', type: 'ConsistencyRow' },
 ];
 /** Table functions only other functions call: no TypeScript reads their rows. */
-const INTERNAL = ['tcc_allocate', 'tcc_allocate_in_turn', 'tcc_judge_trys'];
+const INTERNAL = ['tcc_allocate', 'tcc_allocate_in_turn', 'tcc_judge_trys', 'tcc_judge_one_line'];
 
 /** How node-postgres hands a column of this type to the TypeScript (its default parsers). */
 const TS_OF_PG: Record<string, string> = {
