@@ -19,15 +19,17 @@ DECLARE
   v_one_line boolean := tcc_one_line_shape(p_keys, p_line_order, p_locations);
   v_key_free boolean[];
 BEGIN
-  -- The common shape's judge takes its keys' locks from here (the general judge takes its own);
-  -- then one judge runs: the other's part is skipped by its one-time filter.
-  IF v_one_line THEN
-    v_key_free := tcc_try_lock_keys(p_keys);
+  -- Two statements, each planned on its first use: a batch plans and runs only its own judge's.
+  IF NOT v_one_line THEN
+    RETURN QUERY
+    SELECT j.r_idx, coalesce(j.r_outcome, 'retry'), j.r_body, j.r_sku, j.r_requested, j.r_available, j.r_location
+      FROM tcc_judge_trys(p_keys, p_hashes, p_line_order, p_skus, p_quantities, p_location_order, p_locations, true) j;
+    RETURN;
   END IF;
+  -- The common shape's judge takes its keys' locks from here (the general judge takes its own).
+  v_key_free := tcc_try_lock_keys(p_keys);
   RETURN QUERY
   SELECT j.r_idx, coalesce(j.r_outcome, 'retry'), j.r_body, j.r_sku, j.r_requested, j.r_available, j.r_location
-    FROM (SELECT * FROM tcc_judge_one_line(v_key_free, p_keys, p_hashes, p_skus, p_quantities) WHERE v_one_line
-          UNION ALL
-          SELECT * FROM tcc_judge_trys(p_keys, p_hashes, p_line_order, p_skus, p_quantities, p_location_order, p_locations, true) WHERE NOT v_one_line) j;
+    FROM tcc_judge_one_line(v_key_free, p_keys, p_hashes, p_skus, p_quantities) j;
 END
 $fn$;
