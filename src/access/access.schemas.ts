@@ -1,4 +1,5 @@
 import { Static, Type } from '@sinclair/typebox';
+import { ISO_TIME_PATTERN } from '../common/iso-time.js';
 import { intText, PersonName, PrincipalView } from '../http/schemas.js';
 import { ROLES, SCOPES } from './scopes.js';
 
@@ -13,14 +14,13 @@ export const RoleString = Type.String({ enum: [...ROLES], 'x-message': `role mus
 export const PageQuery = Type.Object({ limit: Type.Optional(limit), cursor: Type.Optional(cursor) }, { additionalProperties: false });
 export type PageQuery = Static<typeof PageQuery>;
 
-const ISO_TIME = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(?::\\d{2}(?:\\.\\d{1,9})?)?(?:Z|[+-]\\d{2}:\\d{2})$';
 
 export const CreateApiKeyBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 100, 'x-message': 'name must be 1-100 characters' }),
     scopes: Type.Array(ScopeString, { minItems: 1, maxItems: 8, uniqueItems: true, 'x-message': 'scopes must hold 1-8 distinct scopes' }),
     expiresAt: Type.Optional(
-      Type.String({ pattern: ISO_TIME, maxLength: 40, 'x-message': 'expiresAt must be an ISO time in the future', description: 'when the key stops working' }),
+      Type.String({ pattern: ISO_TIME_PATTERN, maxLength: 40, 'x-message': 'expiresAt must be an ISO time in the future', description: 'when the key stops working' }),
     ),
   },
   { additionalProperties: false },

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../common/errors.js';
+import { isIsoTime } from '../common/iso-time.js';
 import { CURSOR_KEY_PURPOSE, isPgTimestamp, SignedCursor } from '../common/signed-cursor.js';
 import { isUuid } from '../common/uuid.js';
 import { DeploymentKey } from '../database/deployment-key.js';
@@ -74,7 +75,8 @@ export class ApiKeys implements KeyLookup {
   }
 
   async create(body: { name: string; scopes: Scope[]; expiresAt?: string }, by: Principal): Promise<ApiKeyView & { key: string }> {
-    if (body.expiresAt !== undefined && !(Date.parse(body.expiresAt) > Date.now())) {
+    // A real moment (not 2030-02-30, which Postgres refuses), and a future one.
+    if (body.expiresAt !== undefined && !(isIsoTime(body.expiresAt) && Date.parse(body.expiresAt) > Date.now())) {
       throw AppError.validation([{ field: 'expiresAt', message: 'expiresAt must be an ISO time in the future' }]);
     }
     const key = `tcc_${randomBytes(32).toString('base64url')}`;
