@@ -93,6 +93,30 @@ describe('the answer', () => {
   });
 });
 
+describe('CSV rows are records, not lines', () => {
+  // 10,000 rows at most: counted as records, so empty lines and line breaks inside quoted fields
+  // neither cut an import short (it was answered 200 with the rows before line 10,002) nor let more through.
+  const rows = (n: number, name: (i: number) => string) => Array.from({ length: n }, (_, i) => `${sku(`R${i}`)},${name(i)},1,USD,1`);
+  it('6,000 rows, each followed by an empty line, and 5,500 with a name over two lines: every row read', async () => {
+    const spaced = `sku,name,priceMinor,currency,onHand\n${rows(6000, (i) => `n${i}`).join('\n\n')}\n`;
+    expect(spaced.split('\n').length).toBeGreaterThan(10_002);
+    const a = await importCsv(spaced, '?dryRun=true');
+    expect(a.status).toBe(200);
+    expect(a.body).toMatchObject({ created: 6000 });
+    const quoted = `sku,name,priceMinor,currency,onHand\r\n${rows(5500, (i) => `"first ${i}\r\nsecond"`).join('\r\n')}\r\n`;
+    const b = await importCsv(quoted, '?dryRun=true');
+    expect(b.status).toBe(200);
+    expect(b.body).toMatchObject({ created: 5500 });
+  });
+
+  it('10,001 rows spread over empty lines are refused, changing nothing', async () => {
+    const before = await state();
+    const res = await importCsv(`sku,name,priceMinor,currency,onHand\n${rows(10_001, (i) => `n${i}`).join('\n\n')}\n`);
+    expectValidation(res, /^items$/);
+    expect(await state()).toEqual(before);
+  });
+});
+
 describe('CSV errors name the line', () => {
   it('a bad value in the row on line 8 (a quoted name spanning two lines, an empty line, CRLF): items[4], line 8', async () => {
     const csv = [

@@ -60,7 +60,7 @@ export function withLines(err: unknown, lines: readonly number[] | undefined): u
 function csvItems(text: string): { items: Record<string, unknown>[]; lines: number[] } {
   let records: string[][];
   try {
-    records = parse(text, { bom: true, skip_empty_lines: true, relax_column_count: false, to_line: MAX_IMPORT_ROWS + 2 }) as string[][];
+    records = parse(text, { bom: true, skip_empty_lines: true, relax_column_count: false, to: MAX_IMPORT_ROWS + 2 }) as string[][];
   } catch (err) {
     const line = (err as { lines?: number }).lines;
     throw AppError.validation([{ field: 'body', message: `not valid CSV${line ? ` (line ${line})` : ''}: ${(err as Error).message}`, ...(line ? { line } : {}) }]);
