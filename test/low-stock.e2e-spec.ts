@@ -110,6 +110,24 @@ it('an adjustment, a set and an import cross it too; a SKU created (or given a t
   expectValidation(await h.api.admin('POST', '/admin/inventory/import', { items: [{ sku: given, lowStockThreshold: 1.5 }] }), /^items\[0\]\.lowStockThreshold$/);
 });
 
+it('a consistency repair that frees a leaked reservation clears the flag, so the next fall is announced', async () => {
+  const sku = `LOW-${tag}-C`;
+  expect((await putSku(sku, 10, 5)).status).toBe(200);
+  // A reservation leaked behind the service's back, then a Try that falls to the threshold: announced.
+  await h.db.query(`UPDATE stock SET reserved = reserved + 5 WHERE sku = $1 AND location_id = 'default'`, [sku]);
+  const held = await tryOrder(sku, 1);
+  expect(held.status).toBe(201);
+  expect(await events(sku)).toHaveLength(1);
+  const repaired = await h.api.admin('POST', '/admin/inventory/consistency/repair', { reason: 'leaked reservation' });
+  expect(repaired.status).toBe(200);
+  expect(repaired.body.mismatches).toContainEqual(expect.objectContaining({ sku, reserved: 6, held: 1 }));
+  expect((await h.api.get(`/inventory/${sku}`)).body).toMatchObject({ reserved: 1, available: 9 });
+  expect(await h.db.query('SELECT low_stock FROM skus WHERE sku = $1', [sku])).toEqual([{ low_stock: false }]);
+  expect((await tryOrder(sku, 4)).status).toBe(201);
+  expect(await events(sku)).toHaveLength(2);
+  expect((await h.api.post(`/orders/${held.body.id}/cancel`)).status).toBe(200);
+});
+
 describe('switching a location on or off moves its SKUs available: low stock is judged again', () => {
   const putLocation = (id: string, active: boolean) => h.api.admin('PUT', `/admin/locations/${id}`, { name: id, priority: 5, active });
   const setAt = (sku: string, location: string, onHand: number) => h.api.admin('PUT', `/admin/inventory/${sku}/locations/${location}`, { onHand });

@@ -3,7 +3,8 @@
 -- physical count, stands), recorded by tcc_record_movements. The SKU rows are locked in byte order first and the rows judged again
 -- under the locks, so a repair never undoes a change that committed since the caller's check.
 -- A row holding more than it has on hand cannot be repaired here (r_repaired false): its on hand
--- must be set first. Returns the mismatches as found under the locks, before the repair.
+-- must be set first. Low stock is judged again for the SKUs repaired (tcc_low_stock). Returns the
+-- mismatches as found under the locks, before the repair.
 --
 -- Applied after the migrations, and again whenever this file changes (src/database/sql-functions.ts).
 CREATE OR REPLACE FUNCTION tcc_inventory_repair(p_skus text[], p_holding text[], p_reason text, p_actor text, p_operator text)
@@ -32,6 +33,11 @@ BEGIN
   UPDATE stock st SET reserved = f.held, updated_at = now()
     FROM unnest(v_sku, v_location, v_held, v_on_hand) AS f(sku, location_id, held, on_hand)
    WHERE st.sku = ANY (p_skus) AND st.sku = f.sku AND st.location_id = f.location_id AND st.reserved <> f.held AND f.held <= f.on_hand;
+  -- What is reserved moved, so what is available did: low stock is judged again (a flag left set
+  -- by a leaked reservation would keep the next fall silent).
+  IF cardinality(v_sku) > 0 THEN
+    PERFORM tcc_low_stock(ARRAY(SELECT DISTINCT u.sku FROM unnest(v_sku) AS u(sku)));
+  END IF;
   -- Where on hand and the ledger disagree, a movement (the ledger's one writer) of the difference.
   SELECT array_agg(i ORDER BY i) INTO v_move FROM generate_subscripts(v_sku, 1) i WHERE v_on_hand[i] <> v_ledger[i];
   IF v_move IS NOT NULL THEN
