@@ -21,6 +21,9 @@ export interface Migrated {
  * (migrate-cli.js) with this process's environment, on `directUrl` (DATABASE_DIRECT_URL: a server
  * session of its own, see migrate-cli.ts) — unless one read shows there is nothing to do: the
  * child loads TypeORM, about half a CPU-second, and most starts find the database up to date.
+ * The child has no time limit (docs/API.md): a migration that builds an index for longer than any
+ * limit would be killed and rolled back at every start, and one process waits for another's
+ * migrations for as long as they take; the process is not ready meanwhile.
  */
 export async function runPendingMigrations(directUrl: string): Promise<Migrated> {
   if (await upToDate(directUrl)) return { migrations: [], sqlFunctions: [] };
@@ -75,7 +78,7 @@ export async function upToDate(directUrl: string, migrationsDir = MIGRATIONS_DIR
 
 function migrateInChild(directUrl: string): Promise<Migrated> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [CLI], { env: { ...process.env, DATABASE_DIRECT_URL: directUrl }, timeout: 300_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [CLI], { env: { ...process.env, DATABASE_DIRECT_URL: directUrl } }, (err, stdout, stderr) => {
       if (err) {
         reject(new Error(stderr.trim() || err.message));
         return;
