@@ -9,8 +9,8 @@ import { stockDrift } from './support/stock.js';
  * Low stock (API.md, "Low stock"): inventory.low_stock through the outbox once per fall to or below
  * the threshold — by Trys (many at once, batched), an adjustment, a set, an import, a SKU created
  * or given a threshold already at or below it, a location switched off — and again only after
- * available rose above it (a location switched on included); the gauge tcc_inventory_low_stock_skus
- * from the database.
+ * available rose above it (a location switched on, or a repair freeing a leaked reservation,
+ * included); the gauge tcc_inventory_low_stock_skus from the database.
  */
 const h = useHarness({ RESERVATION_TTL_MS: '600000' });
 const tag = randomUUID().slice(0, 6);
