@@ -315,21 +315,29 @@ describe('deliveries', () => {
     expect(new Set(r.received.filter((x) => x.id === failed.id).map((x) => x.body)).size).toBe(1);
     expect(await metric('failed')).toBe(failedBefore + 1);
 
-    r.answer = () => 200;
+    // The retry is one more attempt (API.md), not a fresh round: still refused, it is failed again at once.
     const retry = await h.api.admin('POST', `/admin/webhooks/down/deliveries/${failed.id}/retry`);
     expect(retry.status).toBe(202);
-    expect(retry.body).toMatchObject({ id: failed.id, status: 'pending', attempts: 0 });
-    await waitFor('the re-sent delivery', async () => r.received.filter((x) => x.id === failed.id).length === MAX_ATTEMPTS + 1);
-    const resent = r.received.filter((x) => x.id === failed.id)[MAX_ATTEMPTS];
+    expect(retry.body).toMatchObject({ id: failed.id, status: 'pending', attempts: MAX_ATTEMPTS });
+    const again = await waitFor('failed again after one attempt', async () => (await deliveries('down', '?status=failed')).body.data.find((d: any) => d.id === failed.id && d.attempts === MAX_ATTEMPTS + 1));
+    expect(again).toMatchObject({ status: 'failed', lastError: 'HTTP 503' });
+    // Nothing more follows: a fresh round's next attempt would be due 200 ms on, claimed within 500.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(r.received.filter((x) => x.id === failed.id)).toHaveLength(MAX_ATTEMPTS + 1);
+
+    r.answer = () => 200;
+    expect((await h.api.admin('POST', `/admin/webhooks/down/deliveries/${failed.id}/retry`)).status).toBe(202);
+    await waitFor('the re-sent delivery', async () => r.received.filter((x) => x.id === failed.id).length === MAX_ATTEMPTS + 2);
+    const resent = r.received.filter((x) => x.id === failed.id)[MAX_ATTEMPTS + 1];
     expect(resent.event.data.order.id).toBe(order.id);
     expect(resent.body).toBe(r.received.find((x) => x.id === failed.id)!.body);
     const delivered = await waitFor('listed as delivered', async () => (await deliveries('down', '?status=delivered')).body.data.find((d: any) => d.id === failed.id));
-    expect(delivered).toMatchObject({ attempts: 1, lastError: 'HTTP 503' });
+    expect(delivered).toMatchObject({ attempts: MAX_ATTEMPTS + 2, lastError: 'HTTP 503' });
     expect((await deliveries('down', '?status=failed')).body.data).toEqual([]);
 
-    // A delivered one can be sent again too.
+    // A delivered one can be sent again too: once.
     expect((await h.api.admin('POST', `/admin/webhooks/down/deliveries/${failed.id}/retry`)).status).toBe(202);
-    await waitFor('sent once more', async () => r.received.filter((x) => x.id === failed.id).length === MAX_ATTEMPTS + 2);
+    await waitFor('sent once more', async () => r.received.filter((x) => x.id === failed.id).length === MAX_ATTEMPTS + 3);
 
     // Nothing secret reached the log: not the signing key, not the endpoint's query token.
     const logs = h.svc.logs.join('\n');

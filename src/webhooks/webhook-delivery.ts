@@ -27,7 +27,8 @@ const MAX_DELAY_MS = 7 * 24 * 3600_000;
  * Makes one attempt: re-reads the delivery (a duplicate or stale job finds it moved on and does
  * nothing), POSTs it signed, and records the outcome as a compare-and-set on the attempt count, so
  * two runners of one attempt record it once. A failed attempt n waits WEBHOOK_RETRY_BASE_MS ×
- * 2^(n-1) (±20 %) for the next; the WEBHOOK_MAX_ATTEMPTS-th failure marks the delivery failed.
+ * 2^(n-1) (±20 %) for the next; the WEBHOOK_MAX_ATTEMPTS-th failure marks the delivery failed (or
+ * the one attempt its retry route gave it, attempt_limit).
  */
 @Injectable()
 export class WebhookDelivery implements OnApplicationShutdown {

@@ -63,7 +63,7 @@ export class WebhooksController {
   @HttpCode(202)
   @ApiOperation({
     operationId: 'retryWebhookDelivery',
-    summary: 'Send a delivery again with the same webhook-id and body: a failed or delivered one starts a fresh round of attempts, a pending one is due now',
+    summary: 'Send a delivery again with the same webhook-id and body: one more attempt for a failed or delivered one, a pending one is due now',
   })
   @ApiJsonBody(NoBody, false)
   @ApiJson(202, ref('WebhookDelivery', DeliveryView), 'Accepted: the delivery is pending, due now')

@@ -40,7 +40,7 @@ export const WEBHOOKS_SQL = {
   /** "Resend failed": every failed delivery ($2) of an endpoint starts a fresh round, due now ($3 pending). */
   retryFailed: statement(
     'webhooks_retry_failed',
-    `UPDATE webhook_deliveries SET attempts = 0, status = $3, next_attempt_at = now(), updated_at = now()
+    `UPDATE webhook_deliveries SET attempts = 0, attempt_limit = NULL, status = $3, next_attempt_at = now(), updated_at = now()
       WHERE webhook_name = $1 AND status = $2`,
   ),
   exists: statement('webhooks_exists', `SELECT 1 AS found FROM webhooks WHERE name = $1`),
@@ -67,14 +67,14 @@ export const WEBHOOKS_SQL = {
   ),
 
   /**
-   * Sends a delivery again with its webhook-id and body, due now. A failed or delivered one starts
-   * a fresh round ($3 pending, attempts 0); a pending one keeps its count and only stops waiting out
-   * its backoff.
+   * Sends a delivery again with its webhook-id and body, due now (API.md: "one more attempt"). A
+   * failed or delivered one gets exactly one ($3 pending, its count kept, the attempt after it its
+   * last); a pending one keeps its count and its limit and only stops waiting out its backoff.
    */
   retry: statement(
     'webhooks_retry',
     `UPDATE webhook_deliveries d
-        SET attempts = CASE WHEN d.status = $3 THEN d.attempts ELSE 0 END,
+        SET attempt_limit = CASE WHEN d.status = $3 THEN d.attempt_limit ELSE d.attempts + 1 END,
             status = $3, next_attempt_at = now(), updated_at = now()
       WHERE d.webhook_name = $1 AND d.id = $2
       RETURNING ${DELIVERY_COLUMNS}`,
@@ -121,8 +121,8 @@ export const WEBHOOKS_SQL = {
     `WITH d AS (
        UPDATE webhook_deliveries
           SET attempts = attempts + 1, last_error = $8, last_status = $9, last_response = $10, updated_at = now(),
-              status = CASE WHEN attempts + 1 >= $4 THEN $7 ELSE status END,
-              next_attempt_at = CASE WHEN attempts + 1 >= $4 THEN NULL ELSE now() + make_interval(secs => $5::float8 / 1000) END
+              status = CASE WHEN attempts + 1 >= coalesce(attempt_limit, $4) THEN $7 ELSE status END,
+              next_attempt_at = CASE WHEN attempts + 1 >= coalesce(attempt_limit, $4) THEN NULL ELSE now() + make_interval(secs => $5::float8 / 1000) END
         WHERE webhook_name = $1 AND id = $2 AND attempts = $3 AND status = $6
         RETURNING webhook_name, id, status),
      w AS (
