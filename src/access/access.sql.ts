@@ -64,9 +64,11 @@ export const ACCESS_SQL = {
   ),
 
   /**
-   * A change to an operator ($2 name, $3 role, $4 password hash, $5 disabled: each null = unchanged).
-   * A change of role or password, or a disabling, ends the operator's console sessions in the same statement
-   * (`before` is the row as the statement found it; locking it there would hide it from the UPDATE).
+   * A change to an operator ($2 name, $3 role, $4 password hash, $5 disabled: each null = unchanged);
+   * `ends_sessions`: a change of role or password, or a disabling, which ends the operator's console
+   * sessions — by endSessions, a later statement of the same transaction, so that it also sees a
+   * session a sign-in committed while this UPDATE waited for the row (`before` is the row as the
+   * statement found it; locking it there would hide it from the UPDATE).
    */
   patchOperator: statement(
     'operator_patch',
@@ -78,12 +80,12 @@ export const ACCESS_SQL = {
              disabled_at = CASE WHEN $5::boolean IS NULL THEN o.disabled_at WHEN $5 THEN coalesce(o.disabled_at, now()) ELSE NULL END,
              updated_at = now()
             WHERE o.id = $1::uuid
-            RETURNING ${OPERATOR_COLUMNS}, o.role AS new_role, o.disabled_at AS new_disabled),
-     ended AS (DELETE FROM console_sessions s USING u, before
-                WHERE s.operator_id = $1::uuid
-                  AND ($4::text IS NOT NULL OR u.new_role <> before.role OR (u.new_disabled IS NOT NULL AND before.disabled_at IS NULL)))
-     SELECT id, email, name, role, created_at, disabled_at, last_sign_in_at, created_at_key FROM u`,
+            RETURNING ${OPERATOR_COLUMNS}, o.role AS new_role, o.disabled_at AS new_disabled)
+     SELECT u.id, u.email, u.name, u.role, u.created_at, u.disabled_at, u.last_sign_in_at, u.created_at_key,
+            ($4::text IS NOT NULL OR u.new_role <> before.role OR (u.new_disabled IS NOT NULL AND before.disabled_at IS NULL)) AS ends_sessions
+       FROM u, before`,
   ),
+  endSessions: statement('operator_end_sessions', `DELETE FROM console_sessions WHERE operator_id = $1::uuid`),
 
   /** The operator an email names, for a sign-in (any case). */
   operatorByEmail: statement(
@@ -91,7 +93,6 @@ export const ACCESS_SQL = {
     `SELECT o.id::text AS id, o.name, o.role, o.password_hash, o.disabled_at IS NOT NULL AS disabled FROM operators o WHERE lower(o.email) = lower($1)`,
   ),
 
-  signedIn: statement('operator_signed_in', `UPDATE operators SET last_sign_in_at = now() WHERE id = $1::uuid`),
 
   audit: statement(
     'audit_write',

@@ -42,11 +42,16 @@ export interface SignInAccount {
   disabled: boolean;
 }
 
-/** An operator a sign-in opened a session for. */
+/** An operator whose password a sign-in checked, for the session it opens. */
 export interface SignedInOperator {
   id: string;
   name: string;
   role: Role;
+  /**
+   * The password hash the password was checked against: the session opens only while it is still
+   * the operator's (console-sessions.ts), so a password changed during the check ends the sign-in.
+   */
+  passwordHash: string;
 }
 
 /**
@@ -92,7 +97,13 @@ export class Operators {
   async patch(id: string, body: { name?: string; role?: Role; password?: string; disabled?: boolean }): Promise<OperatorView> {
     if (!isUuid(id)) throw AppError.notFound(`operator ${id}`);
     const hash = body.password === undefined ? null : await hashPassword(body.password);
-    const row = await this.db.sql.one<OperatorRow>(ACCESS_SQL.patchOperator, [id, body.name ?? null, body.role ?? null, hash, body.disabled ?? null]);
+    // The change, then (a later statement, so it sees a session opened while the change waited for
+    // the row) the end of the operator's sessions when the change ends them.
+    const row = await this.db.tx(async (sql) => {
+      const changed = await sql.one<OperatorRow & { ends_sessions: boolean }>(ACCESS_SQL.patchOperator, [id, body.name ?? null, body.role ?? null, hash, body.disabled ?? null]);
+      if (changed?.ends_sessions) await sql.exec(ACCESS_SQL.endSessions, [id]);
+      return changed;
+    });
     if (!row) throw AppError.notFound(`operator ${id}`);
     return view(row);
   }
@@ -107,13 +118,12 @@ export class Operators {
 
   /**
    * The operator, if this is the account's password and it may sign in (not disabled); else
-   * undefined. No account (an unknown email) costs a password check all the same, so the time
+   * undefined. Its last sign-in is recorded with the session it opens. No account (an unknown email) costs a password check all the same, so the time
    * taken does not tell which accounts exist.
    */
   async signIn(row: SignInAccount | undefined, password: string): Promise<SignedInOperator | undefined> {
     const right = await verifyPassword(password, row?.password_hash ?? (await decoyHash()));
     if (!row || !right || row.disabled) return undefined;
-    await this.db.sql.exec(ACCESS_SQL.signedIn, [row.id]);
-    return { id: row.id, name: row.name, role: row.role };
+    return { id: row.id, name: row.name, role: row.role, passwordHash: row.password_hash };
   }
 }

@@ -11,6 +11,24 @@ export const CONSOLE_SQL = {
   ),
 
   /**
+   * An operator's session ($6), opened only while the password hash a sign-in checked ($7) is still
+   * theirs and they are not disabled; their last sign-in recorded by the same statement. The UPDATE
+   * locks the operator's row: a password change that holds it is waited for and then re-checked
+   * (its new hash opens nothing), and one that comes after ends this session too (it deletes the
+   * sessions in a statement after its change). No row: the sign-in lost that race.
+   */
+  openOperatorSession: statement(
+    'console_session_open_operator',
+    `WITH signed AS (
+       UPDATE operators o SET last_sign_in_at = now()
+        WHERE o.id = $6::uuid AND o.password_hash = $7 AND o.disabled_at IS NULL
+        RETURNING o.id)
+     INSERT INTO console_sessions (id_hash, csrf_token, expires_at, operator, token_tag, operator_id)
+     SELECT $1, $2, now() + make_interval(secs => $3::float8 / 1000), $4, $5, s.id FROM signed s
+     RETURNING csrf_token, tcc_iso(expires_at) AS expires_at`,
+  ),
+
+  /**
    * A live session: one opened with today's admin token ($2, its tag; null when no token is set), or
    * one of an operator who is not disabled (with their name and role as they are now). An expired
    * one, or one opened with another token, is deleted on the way (the periodic purge gets the rest
