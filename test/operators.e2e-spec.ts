@@ -138,7 +138,7 @@ describe('operators', () => {
     expect((await call(h.svc.url, 'GET', `/admin/operators/${op.id}`)).body.lastSignInAt).toEqual(expect.any(String));
   });
 
-  it('a sign-in whose password check overlaps a password change opens no session that outlives it, in either order', async () => {
+  it('a sign-in whose password check overlaps a password or role change opens no session that outlives it, in either order', async () => {
     // The operator's row held by a transaction of the test's own, so the two requests meet it in a
     // chosen order: the sign-in has already read the old hash and checked the old password.
     const waiting = async (n: number) =>
@@ -146,16 +146,22 @@ describe('operators', () => {
         const rows = await h.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`);
         return rows[0].n >= n;
       });
-    for (const first of ['change', 'sign-in'] as const) {
+    const cases = [
+      { first: 'change', body: { password: 'the-new-password-1' } },
+      { first: 'sign-in', body: { password: 'the-new-password-1' } },
+      { first: 'change', body: { role: 'operator' } },
+    ] as const;
+    for (const { first, body } of cases) {
       const op = await makeOperator(h.svc.url, 'viewer');
+      const nextPassword = 'password' in body ? body.password : op.password;
       const holder = new pg.Client({ connectionString: h.db.url });
       await holder.connect();
       try {
         await holder.query('BEGIN');
         await holder.query('SELECT 1 FROM operators WHERE id = $1 FOR UPDATE', [op.id]);
-        const change = () => call(h.svc.url, 'PATCH', `/admin/operators/${op.id}`, { body: { password: 'the-new-password-1' } });
+        const change = () => call(h.svc.url, 'PATCH', `/admin/operators/${op.id}`, { body });
         // From an address of its own: the refused sign-in and the ended session's cookie count as wrong credentials there.
-        const address = `127.79.${first === 'change' ? 1 : 2}.${1 + Math.floor(Math.random() * 250)}`;
+        const address = `127.79.${cases.findIndex((c) => c.body === body && c.first === first) + 1}.${1 + Math.floor(Math.random() * 250)}`;
         const signInWith = (password: string) =>
           fetchFromAddress(`${h.svc.url}/console/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: op.email, password }) }, address);
         const signIn = () => signInWith(op.password);
@@ -176,13 +182,13 @@ describe('operators', () => {
         expect((await changed).status).toBe(200);
         const res = await signedIn;
         const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0];
-        // Refused, or its session ended with the change: either way the old password opens nothing.
+        // Refused, or its session ended with the change: either way the sign-in opens nothing that outlives it.
         const live = res.status === 200 ? (await fetchFromAddress(`${h.svc.url}/console/session`, { method: 'GET', headers: { cookie } }, address)).status : res.status;
-        expect({ first, signIn: res.status, session: live }).toEqual({ first, signIn: res.status, session: 401 });
+        expect({ first, body, signIn: res.status, session: live }).toEqual({ first, body, signIn: res.status, session: 401 });
         expect([200, 401]).toContain(res.status);
         const sessions = await h.db.query<{ n: number }>('SELECT count(*)::int AS n FROM console_sessions WHERE operator_id = $1', [op.id]);
         expect(sessions).toEqual([{ n: 0 }]);
-        expect((await signInWith('the-new-password-1')).status).toBe(200);
+        expect((await signInWith(nextPassword)).status).toBe(200);
       } finally {
         await holder.query('ROLLBACK').catch(() => undefined);
         await holder.end();

@@ -104,7 +104,7 @@ export class ConsoleSessions implements SessionLookup, OnApplicationBootstrap {
 
   /**
    * A new session for an operator whose email and password were right (access/operators.ts), or
-   * undefined when their password changed (or they were disabled) while it was checked.
+   * undefined when their password or role changed (or they were disabled) while it was checked.
    */
   signInOperator(who: SignedInOperator): Promise<(ConsoleSession & { sessionId: string }) | undefined> {
     return this.open(null, Buffer.alloc(0), who);
@@ -115,7 +115,7 @@ export class ConsoleSessions implements SessionLookup, OnApplicationBootstrap {
     const csrfToken = randomBytes(32).toString('base64url');
     const args = [hashOf(sessionId), csrfToken, this.ttlMs, operator, tag, who?.id ?? null];
     const row = who
-      ? await this.db.sql.one<{ csrf_token: string; expires_at: string }>(CONSOLE_SQL.openOperatorSession, [...args, who.passwordHash])
+      ? await this.db.sql.one<{ csrf_token: string; expires_at: string }>(CONSOLE_SQL.openOperatorSession, [...args, who.passwordHash, who.role])
       : await this.db.sql.one<{ csrf_token: string; expires_at: string }>(CONSOLE_SQL.createSession, args);
     if (!row) return undefined;
     const session = sessionOf({ csrf_token: csrfToken, expires_at: row.expires_at, operator, operator_id: who?.id ?? null, operator_name: who?.name ?? null, role: who?.role ?? null });

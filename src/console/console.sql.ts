@@ -11,8 +11,9 @@ export const CONSOLE_SQL = {
   ),
 
   /**
-   * An operator's session ($6), opened only while the password hash a sign-in checked ($7) is still
-   * theirs and they are not disabled; their last sign-in recorded by the same statement. The UPDATE
+   * An operator's session ($6), opened only while the password hash a sign-in checked ($7) and the
+   * role it read ($8) are still theirs and they are not disabled; their last sign-in recorded by the
+   * same statement. The UPDATE
    * locks the operator's row: a password change that holds it is waited for and then re-checked
    * (its new hash opens nothing), and one that comes after ends this session too (it deletes the
    * sessions in a statement after its change). No row: the sign-in lost that race.
@@ -21,7 +22,7 @@ export const CONSOLE_SQL = {
     'console_session_open_operator',
     `WITH signed AS (
        UPDATE operators o SET last_sign_in_at = now()
-        WHERE o.id = $6::uuid AND o.password_hash = $7 AND o.disabled_at IS NULL
+        WHERE o.id = $6::uuid AND o.password_hash = $7 AND o.role = $8 AND o.disabled_at IS NULL
         RETURNING o.id)
      INSERT INTO console_sessions (id_hash, csrf_token, expires_at, operator, token_tag, operator_id)
      SELECT $1, $2, now() + make_interval(secs => $3::float8 / 1000), $4, $5, s.id FROM signed s

@@ -11,8 +11,10 @@
 -- takes, and the judgement in a later statement: a writer that held one of them committed before
 -- it and is judged over; one that waits for it judges after this commits, with the location as
 -- it is now. Only the watched SKUs are locked, so switching a large location holds no SKU a
--- threshold does not name. A SKU given its first threshold by a transaction that commits while
--- this one runs, having judged with the location as it was, is judged again at its next change.
+-- threshold does not name. Two narrow races remain, each judged right at the SKU's next change:
+-- a SKU given its first threshold, or its first stock row at this location, by a transaction that
+-- commits while this one runs (neither is seen by this one's choice of SKUs, and each judged with
+-- the location as it was).
 --
 -- Applied after the migrations, and again whenever this file changes (src/database/sql-functions.ts).
 CREATE OR REPLACE FUNCTION tcc_location_put(p_id text, p_name text, p_priority int, p_active boolean)
