@@ -11,12 +11,12 @@ export const CONSOLE_SQL = {
   ),
 
   /**
-   * An operator's session ($6), opened only while the password hash a sign-in checked ($7) and the
-   * role it read ($8) are still theirs and they are not disabled; their last sign-in recorded by the
-   * same statement. The UPDATE
-   * locks the operator's row: a password change that holds it is waited for and then re-checked
-   * (its new hash opens nothing), and one that comes after ends this session too (it deletes the
-   * sessions in a statement after its change). No row: the sign-in lost that race.
+   * An operator's console session ($6), opened only while the password hash a sign-in checked ($7)
+   * and the role it read ($8) are still theirs and they are not disabled; their last sign-in
+   * recorded by the same statement. The UPDATE locks the operator's row: a password or role change
+   * that holds it is waited for and then re-checked (the new hash or role opens nothing), and a
+   * change that takes the row after it deletes the console sessions it finds, this one included, in
+   * a statement after its UPDATE. No row: the sign-in lost that race.
    */
   openOperatorSession: statement(
     'console_session_open_operator',
