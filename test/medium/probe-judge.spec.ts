@@ -62,6 +62,24 @@ async function tryPath(client: pg.Client | pg.Pool, orders: Order[]): Promise<Ro
   ).rows;
 }
 
+/**
+ * An order's key in a random batch: the held one (below `heldBelow`), one that made an order, with
+ * the same body or another (below `existingBelow`), else a new one; never twice in a batch (Batcher).
+ */
+function randomKey(next: () => number, used: Set<string>, heldBelow: number, existingBelow: number): { key: string; hash: string } {
+  const kind = next();
+  let key = `pk-${randomUUID()}`;
+  let hash = `h-${key}`;
+  if (kind < heldBelow) key = HELD;
+  else if (kind < existingBelow) {
+    key = EXISTING[Math.floor(next() * EXISTING.length)];
+    hash = next() < 0.5 ? `h-${key}` : `h-other-${key}`;
+  }
+  if (used.has(key)) key = `pk-${randomUUID()}`;
+  used.add(key);
+  return { key, hash };
+}
+
 async function probe(orders: Order[]): Promise<Row[]> {
   const f = flat(orders);
   return db.query<Row>(
@@ -140,17 +158,7 @@ it('refuses nothing the try path would not refuse alike on the same state, and h
         if (!lines.some((l) => l.sku === sku)) lines.push({ sku, qty: 1 + Math.floor(next() * 6) });
       }
       const locationIds = next() < 0.3 ? [...new Set([pick(places), pick(places)])] : [];
-      const kind = next();
-      let key = `pk-${randomUUID()}`;
-      let hash = `h-${key}`;
-      if (kind < 0.1) key = HELD;
-      else if (kind < 0.25) {
-        key = pick(EXISTING);
-        hash = next() < 0.5 ? `h-${key}` : `h-other-${key}`;
-      }
-      if (used.has(key)) key = `pk-${randomUUID()}`; // a batch never holds one key twice (Batcher)
-      used.add(key);
-      return { key, hash, lines, locationIds };
+      return { ...randomKey(next, used, 0.1, 0.25), lines, locationIds };
     });
 
     const probed = await probe(orders);
@@ -211,16 +219,7 @@ it('the common shape (one line per order, no allowed locations) has a judge of i
   for (let round = 0; round < 200; round++) {
     const used = new Set<string>();
     const orders: Order[] = Array.from({ length: 1 + Math.floor(next() * 30) }, () => {
-      const kind = next();
-      let key = `pk-${randomUUID()}`;
-      let hash = `h-${key}`;
-      if (kind < 0.05) key = HELD;
-      else if (kind < 0.2) {
-        key = pick(EXISTING);
-        hash = next() < 0.5 ? `h-${key}` : `h-other-${key}`;
-      }
-      if (used.has(key)) key = `pk-${randomUUID()}`;
-      used.add(key);
+      const { key, hash } = randomKey(next, used, 0.05, 0.2);
       return { key, hash, lines: [{ sku: pick(pool), qty: 1 + Math.floor(next() * 6) }], locationIds: [] };
     });
     const f = flat(orders);
