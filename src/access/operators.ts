@@ -118,8 +118,9 @@ export class Operators {
 
   /**
    * The operator, if this is the account's password and it may sign in (not disabled); else
-   * undefined. Its last sign-in is recorded with the session it opens. No account (an unknown email) costs a password check all the same, so the time
-   * taken does not tell which accounts exist.
+   * undefined. Its last sign-in is recorded with the session it opens. No account (an unknown
+   * email) costs a password check all the same, so the time taken does not tell which accounts
+   * exist.
    */
   async signIn(row: SignInAccount | undefined, password: string): Promise<SignedInOperator | undefined> {
     const right = await verifyPassword(password, row?.password_hash ?? (await decoyHash()));
