@@ -1,27 +1,21 @@
-import { randomUUID } from 'node:crypto';
+import { attentionProbe } from './support/attention.js';
 import { useHarness } from './support/harness.js';
 import { waitFor } from './support/http.js';
 import { uniqueSku } from './support/orders.js';
 
 /**
  * An order that cannot owe anything — a definite decline, a final refusal of its only charge
- * request, a charge the open breaker kept from ever leaving — never needs attention and is never
- * put on a refund watch (API.md, "Admin API"), however long the gateway stays away afterwards.
+ * request (and a charge the open breaker kept from ever leaving: attention-breaker.e2e-spec.ts) —
+ * never needs attention and is never put on a refund watch (API.md, "Admin API"), however long
+ * the gateway stays away afterwards.
  * Orders whose charge did leave with an unknown outcome still raise the alarm after
  * REFUND_ALERT_AFTER_MS (2 s here), which is what the waits below wait for.
  */
-// The breaker never opens here (but in the last test, which restarts with one that does).
+// The breaker never opens here (attention-breaker.e2e-spec.ts has one that does).
 const h = useHarness({ CONFIRM_RETRY_BASE_MS: '600000', REFUND_ALERT_AFTER_MS: '2000', BREAKER_VOLUME_THRESHOLD: '100000' });
 const sku = uniqueSku('ALARM');
 
-async function order(): Promise<string> {
-  const res = await h.api.order(randomUUID(), { customerId: 'c-alarm', items: [{ sku, quantity: 1 }] });
-  expect(res.status).toBe(201);
-  return res.body.id;
-}
-
-const view = async (id: string) => (await h.api.admin('GET', `/admin/orders/${id}`)).body;
-const eventTypes = async (id: string): Promise<string[]> => (await h.api.admin('GET', `/admin/orders/${id}/events`)).body.data.map((e: { type: string }) => e.type);
+const { order, view, eventTypes, expectNoAlarm } = attentionProbe(h, sku);
 
 /** An order whose charge left with an unknown outcome, then canceled: it may owe, so its watch runs. */
 async function mayOwe(): Promise<string> {
@@ -31,14 +25,6 @@ async function mayOwe(): Promise<string> {
   expect((await h.api.post(`/orders/${id}/cancel`)).body).toMatchObject({ status: 'CANCELED' });
   expect(await view(id)).toMatchObject({ refundStatus: 'PENDING' });
   return id;
-}
-
-async function expectNoAlarm(id: string, status: string): Promise<void> {
-  expect(await view(id)).toMatchObject({ status, refundStatus: null, needsAttention: false });
-  const types = await eventTypes(id);
-  expect(types.filter((t) => t.startsWith('refund.') || t === 'attention.needed')).toEqual([]);
-  const flagged = (await h.api.admin('GET', '/admin/orders?needsAttention=true&limit=1000')).body.data.map((o: { id: string }) => o.id);
-  expect(flagged).not.toContain(id);
 }
 
 beforeAll(async () => {
@@ -79,25 +65,3 @@ it('a refusal after an attempt whose outcome is unknown may owe: it is watched (
   await h.sim.setFaults({ down: true, lookupDown: true, refundDown: true });
   await waitFor('the refusal after an unknown outcome to need attention', async () => (await view(id)).needsAttention === true, 30_000, 250);
 }, 60_000);
-
-it('an order whose charge the open breaker never let leave: canceled or expired, no refund watch, no alarm', async () => {
-  // A breaker that opens on the first failure and stays open.
-  await h.restart({ BREAKER_VOLUME_THRESHOLD: '1', BREAKER_ERROR_THRESHOLD_PERCENT: '1', BREAKER_RESET_TIMEOUT_MS: '600000' });
-  const [opener, neverSent, expires] = [await order(), await order(), await order()];
-  await h.sim.setFaults({ down: true, lookupDown: true, refundDown: true });
-  expect((await h.api.post(`/orders/${opener}/confirm`)).status).toBe(202); // sent: a 503, outcome unknown; the breaker opens
-  expect((await h.api.admin('GET', '/admin/stats')).body.breaker).toBe('open');
-  expect((await h.api.post(`/orders/${neverSent}/confirm`)).status).toBe(202);
-  expect(await eventTypes(neverSent)).toContain('payment.breaker_rejected');
-  expect((await h.api.post(`/orders/${expires}/confirm`)).status).toBe(202);
-  expect(await eventTypes(expires)).toContain('payment.breaker_rejected');
-  expect((await h.api.post(`/orders/${neverSent}/cancel`)).body).toMatchObject({ status: 'CANCELED' });
-  expect((await h.api.post(`/orders/${opener}/cancel`)).body).toMatchObject({ status: 'CANCELED' });
-  // The third one's reservation runs out while the gateway is away.
-  await h.db.query(`UPDATE orders SET reservation_expires_at = now(), next_action_at = now() WHERE id = $1`, [expires]);
-  await waitFor('the expiry', async () => (await view(expires)).status === 'CANCELED', 30_000, 250);
-
-  await waitFor('the order whose charge left to need attention', async () => (await view(opener)).needsAttention === true, 30_000, 250);
-  await expectNoAlarm(neverSent, 'CANCELED');
-  await expectNoAlarm(expires, 'CANCELED');
-}, 90_000);
