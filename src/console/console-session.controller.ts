@@ -80,7 +80,16 @@ export class ConsoleSessionController {
       throw tooMany(res, waitS, 'this account');
     }
     const who = await this.operators.signIn(found, password);
-    if (who) return this.sessions.signInOperator(who);
+    if (who) {
+      const session = await this.sessions.signInOperator(who);
+      if (session) return session;
+      // The operator changed while the password was checked (console-sessions.ts): the sign-in is
+      // judged once more against the operator as it is now. A role change or a change back signs
+      // in with what holds now; a new password or a disabled operator makes it a wrong one.
+      const now = await this.operators.signIn(await this.operators.account(email), password);
+      const again = now && (await this.sessions.signInOperator(now));
+      if (again) return again;
+    }
     const wait = await this.accounts.failed(account);
     if (wait !== undefined) {
       await this.throttle.failed(address);
