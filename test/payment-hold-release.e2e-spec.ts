@@ -190,6 +190,17 @@ describe('reconciliation covers authorizations', () => {
     const captured = await reserveHeld(h.api, uniqueSku('RC3'), 1);
     await h.api.post(`/orders/${captured.id}/cancel`);
     await paymentBecomes(captured.id, ['voided']);
+    // The two canceled orders' refund watches end first, each between two of its rounds: a round
+    // (every ~2 s while watched) that ran after the strays below would void or refund them itself,
+    // and reconciliation would find nothing. A round in flight (claimed: refund_next_at leased
+    // 3 × PAYMENT_TIMEOUT_MS + 5 s ahead) is waited out.
+    await waitFor('no refund round in flight', async () =>
+      (await h.db.query(
+        `UPDATE orders SET refund_check_until = now() - interval '1 second', refund_status = 'DONE', refund_next_at = NULL
+          WHERE id = ANY ($1::uuid[]) AND (refund_next_at IS NULL OR refund_next_at < now() + interval '3 seconds') RETURNING id`,
+        [[canceled.id, captured.id]],
+      )).length === 2,
+    );
     // What the gateway holds besides: a new hold on the canceled order; a confirmed order whose
     // capture is refunded away and a hold left instead; a capture on the other canceled one.
     await strayHold(canceled.id, 1000);
@@ -198,7 +209,6 @@ describe('reconciliation covers authorizations', () => {
     await strayHold(confirmed.id, 1000);
     const stray = await strayHold(captured.id, 1000);
     await fetch(`${h.sim.url}/payments/${stray}/capture`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': randomUUID() }, body: '{"amountMinor":1000}' });
-    await h.db.query(`UPDATE orders SET refund_check_until = now() - interval '1 second' WHERE id = ANY ($1::uuid[])`, [[canceled.id, captured.id]]);
 
     const report = await h.api.admin('GET', '/admin/reconciliation?sinceMinutes=60');
     const kinds = Object.fromEntries(report.body.mismatches.map((m: { orderId: string; kind: string }) => [m.orderId, m.kind]));
