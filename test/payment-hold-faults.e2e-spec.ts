@@ -98,15 +98,22 @@ describe('faults at the authorization (Try)', () => {
   });
 
   it('the attempts used up while the gateway holds the authorization: the lookup finds it, authorized', async () => {
-    const s = uniqueSku('AFOUND');
-    await h.api.putSku(s, 5);
-    await h.sim.setFaults({ script: ['authorize_then_error'] });
-    // The next attempt is pushed out, then the order is made to look as if its attempts were all used up.
-    const res = await tryHeld(h.api, s, 1);
-    await h.db.query(`UPDATE orders SET authorize_attempts = 3, next_action_at = now() WHERE id = $1`, [res.body.id]);
-    await waitFor('the lookup to settle it', async () => (await get(res.body.id)).payment.status === 'authorized');
-    expect(await types(res.body.id)).toContain('payment.lookup');
-    expect((await h.sim.ledger()).authorizeAttempts).toHaveLength(1);
+    // Retries 10 minutes apart: with the suite's 100 ms, the second attempt could repeat the
+    // recorded authorization (and settle it, no lookup) before the order is made to look used up.
+    await h.restart({ CONFIRM_RETRY_BASE_MS: '600000' });
+    try {
+      const s = uniqueSku('AFOUND');
+      await h.api.putSku(s, 5);
+      await h.sim.setFaults({ script: ['authorize_then_error'] });
+      // The next attempt is 10 minutes out; the order is made to look as if its attempts were all used up.
+      const res = await tryHeld(h.api, s, 1);
+      await h.db.query(`UPDATE orders SET authorize_attempts = 3, next_action_at = now() WHERE id = $1`, [res.body.id]);
+      await waitFor('the lookup to settle it', async () => (await get(res.body.id)).payment.status === 'authorized');
+      expect(await types(res.body.id)).toContain('payment.lookup');
+      expect((await h.sim.ledger()).authorizeAttempts).toHaveLength(1);
+    } finally {
+      await h.restart();
+    }
   });
 
   it('Confirm while the authorization settles: 202 CONFIRM_PENDING, then captured by itself once authorized (the token sent ignored)', async () => {
