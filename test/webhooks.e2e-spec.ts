@@ -8,7 +8,15 @@ import { deleteQueueKeys, HANG_ENV, startService } from './support/service.js';
 /** Webhooks as an operator and a receiver see them: the admin API, signed deliveries, retries, crashes. */
 const MAX_ATTEMPTS = 3;
 // An attempt times out after 2 s (the contract's 5 s by default): a delivery's lease and its job's lock are 6 s, not 15.
-const WEBHOOK_ENV = { ...HANG_ENV, WEBHOOK_MAX_ATTEMPTS: String(MAX_ATTEMPTS), WEBHOOK_RETRY_BASE_MS: '200', WEBHOOK_DELIVERY_TIMEOUT_MS: '2000' };
+// No Confirm is retried by itself (10 minutes apart): a retry of a charge whose answer was lost would
+// otherwise settle it, CONFIRM_SUCCESS, before the Cancel its test sends.
+const WEBHOOK_ENV = {
+  ...HANG_ENV,
+  WEBHOOK_MAX_ATTEMPTS: String(MAX_ATTEMPTS),
+  WEBHOOK_RETRY_BASE_MS: '200',
+  WEBHOOK_DELIVERY_TIMEOUT_MS: '2000',
+  CONFIRM_RETRY_BASE_MS: '600000',
+};
 const h = useHarness(WEBHOOK_ENV);
 
 const ALL = ['order.reserved', 'order.pending', 'order.confirmed', 'order.payment_failed', 'order.canceled', 'order.needs_attention', 'refund.succeeded'];
