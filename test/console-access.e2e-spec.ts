@@ -12,7 +12,8 @@ import { uniqueSku } from './support/orders.js';
  * allows, and the admin pages (API keys, Operators, Audit), at 1440 and 390 px.
  */
 // Refused sessions below are wrong credentials from 127.0.0.1: a short window keeps the address's throttle out of the way.
-const h = useHarness({ CREDENTIAL_THROTTLE_WINDOW_MS: '1000' });
+// No order of the file expires while it runs (a loaded run takes longer than the suite's 60 s TTL).
+const h = useHarness({ CREDENTIAL_THROTTLE_WINDOW_MS: '1000', RESERVATION_TTL_MS: '900000' });
 
 let b: Browser;
 let page: Page;

@@ -14,7 +14,9 @@ import { uniqueSku } from './support/orders.js';
  * CHROMIUM_PATH, never a downloaded one) against the built service, everything found by its role
  * and label. The screenshots of docs/screenshots come from console-daily and console-inventory.
  */
-const h = useHarness({ CONFIRM_RETRY_BASE_MS: '600000' }); // a CONFIRM_PENDING order waits for "Retry now"
+// A CONFIRM_PENDING order waits for "Retry now"; no order of the file expires while it runs (the
+// stats are asserted exactly, and a loaded run takes longer than the suite's 60 s TTL).
+const h = useHarness({ CONFIRM_RETRY_BASE_MS: '600000', RESERVATION_TTL_MS: '900000' });
 
 const CUSTOMERS = ['c-alice', 'c-bob', 'c-carol', 'c-dave', 'c-erin'];
 const PAGE_SIZE = 20; // src/console/web/views/orders.ts
