@@ -84,8 +84,8 @@ export class ConsoleSessionController {
       const session = await this.sessions.signInOperator(who);
       if (session) return session;
       // The operator changed while the password was checked (console-sessions.ts): the sign-in is
-      // judged once more against the operator as it is now. A role change or a change back signs
-      // in with what holds now; a new password or a disabled operator makes it a wrong one.
+      // judged once more against the operator as it is now: after a role change it signs in with
+      // the new role; after a new password or a disabling it is a wrong one.
       const now = await this.operators.signIn(await this.operators.account(email), password);
       const again = now && (await this.sessions.signInOperator(now));
       if (again) return again;
