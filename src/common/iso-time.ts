@@ -1,8 +1,10 @@
-/** An ISO 8601 time as the API takes it: a date, a time to the minute (seconds and fractions optional), and Z or an offset. */
-export const ISO_TIME_PATTERN = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(?::\\d{2}(?:\\.\\d{1,9})?)?(?:Z|[+-]\\d{2}:\\d{2})$';
+/**
+ * An ISO 8601 time as the API takes it: a date, a time to the minute (seconds and fractions
+ * optional), and Z or an offset. The schemas take it as their pattern; isIsoTime reads its groups.
+ */
+export const ISO_TIME_PATTERN = '^(\\d{4})-(\\d{2})-(\\d{2})T(\\d{2}):(\\d{2})(?::(\\d{2})(?:\\.\\d{1,9})?)?(?:Z|[+-](\\d{2}):(\\d{2}))$';
 
 const ISO_TIME = new RegExp(ISO_TIME_PATTERN);
-const PARTS = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?(?:\.\d+)?(?:Z|[+-](\d{2}):(\d{2}))$/;
 
 /**
  * Whether `text` is such a time and names a real moment, as Postgres's timestamptz reads it: the
@@ -11,10 +13,9 @@ const PARTS = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?(?:\.\d+)?(?
  * must never reach.
  */
 export function isIsoTime(text: string): boolean {
-  if (!ISO_TIME.test(text)) return false;
-  const [year, month, day, hour, minute, second, offsetHours, offsetMinutes] = PARTS.exec(text)!
-    .slice(1)
-    .map((v) => Number(v ?? 0));
+  const parts = ISO_TIME.exec(text);
+  if (!parts) return false;
+  const [year, month, day, hour, minute, second, offsetHours, offsetMinutes] = parts.slice(1).map((v) => Number(v ?? 0));
   const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
   return year >= 1 && month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth && hour <= 23 && minute <= 59 && second <= 59 && offsetHours <= 15 && offsetMinutes <= 59;
 }
