@@ -193,6 +193,7 @@ describe('switching a location on or off moves its SKUs available: low stock is 
     expect(await available(sku)).toBe(4);
     expect(await events(sku)).toHaveLength(2);
   });
+
   it('toggles racing Trys, cancels and sets on the same SKUs leave every flag equal to the truth, with no deadlock and no 500', async () => {
     const store = `low-${tag}-race`;
     expect((await putLocation(store, true)).status).toBe(200);

@@ -14,7 +14,6 @@ export const RoleString = Type.String({ enum: [...ROLES], 'x-message': `role mus
 export const PageQuery = Type.Object({ limit: Type.Optional(limit), cursor: Type.Optional(cursor) }, { additionalProperties: false });
 export type PageQuery = Static<typeof PageQuery>;
 
-
 export const CreateApiKeyBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 100, 'x-message': 'name must be 1-100 characters' }),

@@ -93,7 +93,6 @@ export const ACCESS_SQL = {
     `SELECT o.id::text AS id, o.name, o.role, o.password_hash, o.disabled_at IS NOT NULL AS disabled FROM operators o WHERE lower(o.email) = lower($1)`,
   ),
 
-
   audit: statement(
     'audit_write',
     `INSERT INTO audit_log (principal_type, principal_id, principal_name, action, target, outcome, request_id, address, detail)
