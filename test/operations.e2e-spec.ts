@@ -273,7 +273,7 @@ describe('logs', () => {
 describe('alerts', () => {
   it('a refund that keeps failing raises an error log and a metric, and is paid once the gateway takes it', async () => {
     const order = await reserve(h.api, uniqueSku('RFAIL'), 1, 10, 900);
-    await h.sim.setFaults({ hangMs: 1000, refundDown: true });
+    await h.sim.setFaults({ hangMs: 5000, refundDown: true });
     await h.sim.script(['charge_then_hang']);
     expect((await h.api.post(`/orders/${order.id}/confirm`)).status).toBe(202);
     expect((await h.api.post(`/orders/${order.id}/cancel`)).body.status).toBe('CANCELED');
@@ -298,7 +298,7 @@ describe('metrics', () => {
     const hung = await reserve(h.api, uniqueSku('M3'), 1);
     expect((await h.api.post(`/orders/${ok.id}/confirm`)).status).toBe(200);
     expect((await h.api.post(`/orders/${declined.id}/confirm`, { paymentToken: 'tok_decline' })).status).toBe(402);
-    await h.sim.setFaults({ hangMs: 1500 });
+    await h.sim.setFaults({ hangMs: 5000 });
     await h.sim.script(['hang']);
     expect((await h.api.post(`/orders/${hung.id}/confirm`)).status).toBe(202);
     const failed = await reserve(h.api, uniqueSku('M4'), 1);

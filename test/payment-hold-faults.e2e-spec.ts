@@ -10,7 +10,7 @@ import type { SimMode } from './support/simulator.js';
  * Payment held at Try under a faulty gateway: each fault at the authorization and at the capture
  * (timeouts, 5xx, 429, a call made whose answer is lost, final refusals, an expired hold), settled
  * in the background by retries with the same key and then a lookup — and the money invariant at the
- * simulator once each order has settled. PAYMENT_TIMEOUT_MS is 300, retries start at 100 ms.
+ * simulator once each order has settled. PAYMENT_TIMEOUT_MS is 1 s (HANG_ENV), retries start at 100 ms.
  */
 const h = useHarness({ ...HANG_ENV, CONFIRM_MAX_ATTEMPTS: '3', BREAKER_VOLUME_THRESHOLD: '1000', RESERVATION_TTL_MS: '60000' });
 
@@ -50,7 +50,7 @@ describe('faults at the authorization (Try)', () => {
   ] as const)('%s (%s): 201 TRY_SUCCESS authorizing, stock held; settled in the background with the same key: authorized, one authorization', async (...[mode]) => {
     const s = uniqueSku('AUNK');
     await h.api.putSku(s, 5);
-    await h.sim.setFaults({ hangMs: 1000, script: [mode as SimMode] });
+    await h.sim.setFaults({ hangMs: 5000, script: [mode as SimMode] });
     const res = await tryHeld(h.api, s, 2);
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ status: 'TRY_SUCCESS', payment: { status: 'authorizing', paymentId: null } });
@@ -167,7 +167,7 @@ describe('faults at the capture (Confirm)', () => {
   ] as const)('%s: 202 CONFIRM_PENDING, retried with the same key: CONFIRM_SUCCESS, exactly one capture, nothing held (%i made before the answer was lost)', async (...[mode]) => {
     const s = uniqueSku('CUNK');
     const order = await reserveHeld(h.api, s, 2);
-    await h.sim.setFaults({ hangMs: 1000 });
+    await h.sim.setFaults({ hangMs: 5000 });
     await h.sim.script([mode as SimMode], 'captureScript');
     const res = await h.api.post(`/orders/${order.id}/confirm`);
     expect(res.status).toBe(202);

@@ -11,7 +11,7 @@ import type { SimMode } from './support/simulator.js';
  * (retried until the gateway answers; voiding, then voided), an authorization or a capture that
  * lands after the release is voided or refunded, a void failing past REFUND_ALERT_AFTER_MS (2 s
  * here) makes the order need attention; reconciliation covers authorizations; the metrics and the
- * timeline name each call. PAYMENT_TIMEOUT_MS is 300.
+ * timeline name each call. PAYMENT_TIMEOUT_MS is 1 s (HANG_ENV).
  */
 const h = useHarness({ ...HANG_ENV, CONFIRM_MAX_ATTEMPTS: '3', BREAKER_VOLUME_THRESHOLD: '1000', RESERVATION_TTL_MS: '60000' });
 
@@ -45,7 +45,7 @@ describe('faults at the void', () => {
   ] as const)('%s: the void is retried with its key until the gateway answers: voided, exactly one void', async (mode, made) => {
     const s = uniqueSku('VUNK');
     const order = await reserveHeld(h.api, s, 2);
-    await h.sim.setFaults({ hangMs: 1000 });
+    await h.sim.setFaults({ hangMs: 5000 });
     await h.sim.script([mode as SimMode], 'voidScript');
     const res = await h.api.post(`/orders/${order.id}/cancel`);
     expect(res.body).toMatchObject({ status: 'CANCELED', payment: { status: 'voiding' } });
@@ -120,7 +120,7 @@ describe('releases of every kind void the hold', () => {
   it('an authorization that lands after its order was canceled (the Try’s answer lost) is voided', async () => {
     const s = uniqueSku('LATE');
     await h.api.putSku(s, 5);
-    await h.sim.setFaults({ hangMs: 1500, script: ['authorize_then_hang'] });
+    await h.sim.setFaults({ hangMs: 5000, script: ['authorize_then_hang'] });
     const res = await tryHeld(h.api, s, 1);
     expect(res.body.payment.status).toBe('authorizing');
     const canceled = await h.api.post(`/orders/${res.body.id}/cancel`);
@@ -135,7 +135,7 @@ describe('releases of every kind void the hold', () => {
   it('an authorization answered after its order was canceled (the answer arrives late) is voided', async () => {
     const s = uniqueSku('LATE2');
     await h.api.putSku(s, 5);
-    await h.sim.setFaults({ hangMs: 250, script: ['slow_ok'] });
+    await h.sim.setFaults({ hangMs: 600, script: ['slow_ok'] });
     const key = randomUUID();
     const inFlight = tryHeld(h.api, s, 1, 'tok_ok', key);
     const id = await waitFor('the order', async () => (await h.db.query<{ id: string }>(`SELECT id FROM orders WHERE idempotency_key = $1`, [key]))[0]?.id);
@@ -153,7 +153,7 @@ describe('releases of every kind void the hold', () => {
     const order = await reserveHeld(h.api, s, 1);
     await h.restart({ CONFIRM_RETRY_BASE_MS: '600000', CONFIRM_MAX_ATTEMPTS: '3', BREAKER_VOLUME_THRESHOLD: '1000', RESERVATION_TTL_MS: '60000' });
     try {
-      await h.sim.setFaults({ hangMs: 1000 });
+      await h.sim.setFaults({ hangMs: 5000 });
       await h.sim.script(['capture_then_hang'], 'captureScript');
       expect((await h.api.post(`/orders/${order.id}/confirm`)).status).toBe(202);
       const canceled = await h.api.post(`/orders/${order.id}/cancel`);

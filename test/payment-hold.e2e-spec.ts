@@ -67,7 +67,7 @@ describe('Try with payment', () => {
   it('a replay while the first Try’s authorization is in flight waits for it and answers the same order', async () => {
     const s = uniqueSku('INFL');
     await h.api.putSku(s, 5);
-    // The gateway answers after 200 ms (PAYMENT_TIMEOUT_MS is 300).
+    // The gateway answers after 200 ms (PAYMENT_TIMEOUT_MS is 1 s).
     await h.sim.setFaults({ hangMs: 200, script: ['slow_ok'] });
     const key = randomUUID();
     const first = tryHeld(h.api, s, 1, 'tok_ok', key);

@@ -3,13 +3,8 @@ import { reserve, uniqueSku, waitForStatus, TERMINAL } from './support/orders.js
 import { useHarness } from './support/harness.js';
 import { HANG_ENV } from './support/service.js';
 
-/**
- * The reservation TTL is a hard deadline: a paid order is finished, anything else released. The
- * gateway's calls get 1 s here, not HANG_ENV's 300 ms: at the deadline the order is finished on one
- * lookup's word, and a lookup (or a charge) that a busy machine keeps past 300 ms would end the
- * paid order CANCELED (by the contract: the gateway could not be asked), not the case meant here.
- */
-const h = useHarness({ ...HANG_ENV, PAYMENT_TIMEOUT_MS: '1000', RESERVATION_TTL_MS: '2500', CONFIRM_RETRY_BASE_MS: '600000' });
+/** The reservation TTL is a hard deadline: a paid order is finished, anything else released. */
+const h = useHarness({ ...HANG_ENV, RESERVATION_TTL_MS: '2500', CONFIRM_RETRY_BASE_MS: '600000' });
 
 
 beforeEach(() => h.sim.reset());

@@ -266,7 +266,7 @@ describe('deliveries', () => {
     const r = await receiver();
     await register('money', r);
     const order = await reserve(h.api, uniqueSku('REFUND'), 1, 10, 900);
-    await h.sim.setFaults({ hangMs: 1000, refundDown: true });
+    await h.sim.setFaults({ hangMs: 5000, refundDown: true });
     try {
       await h.sim.script(['charge_then_hang']);
       expect((await h.api.post(`/orders/${order.id}/confirm`)).status).toBe(202);
