@@ -25,9 +25,38 @@ export function createRootLogger(level: LogLevel, base: Record<string, unknown>)
   // in string mode sonic-boom measures its pending string on every line, copying it whole each time.
   const destination = pino.destination({ dest: 1, sync: false, minLength: 8192, contentMode: 'buffer' });
   // pino.destination registers its own synchronous flush on process exit.
-  setInterval(() => destination.flush(), 100).unref();
-  // In buffer mode SonicBoom.write takes Buffers (its types only name strings).
-  return pino(loggerOptions(level, base), { write: (line: string) => destination.write(Buffer.from(line) as unknown as string) });
+  const write = timelyWriter(destination as unknown as Destination, 100);
+  return pino(loggerOptions(level, base), { write });
+}
+
+/** What timelyWriter needs of pino's destination (a SonicBoom in buffer mode). */
+export interface Destination {
+  write(bytes: Buffer): unknown;
+  /** Writes what is gathered — or nothing, while a write is in flight. */
+  flush(): void;
+  on(event: 'write', listener: (bytes: number) => void): unknown;
+}
+
+/**
+ * The line writer over the destination: every line reaches it within `flushMs`, and the flush
+ * timer runs only while something is still to be written, not on a fixed tick — an idle process is
+ * not woken ten times a second for nothing. It comes back until all is out, as flush() does nothing
+ * while a write is in flight (the lines gathered meanwhile would wait for the next line's timer).
+ */
+export function timelyWriter(destination: Destination, flushMs: number): (line: string) => void {
+  let unwritten = 0;
+  let flushing: NodeJS.Timeout | undefined;
+  destination.on('write', (n) => (unwritten -= n));
+  const flush = () => {
+    destination.flush();
+    flushing = unwritten > 0 ? setTimeout(flush, flushMs).unref() : undefined;
+  };
+  return (line: string) => {
+    const bytes = Buffer.from(line);
+    unwritten += bytes.length;
+    destination.write(bytes);
+    flushing ??= setTimeout(flush, flushMs).unref();
+  };
 }
 
 /** The root logger's options (exported for the spec that holds accessLog to pino's own lines). */

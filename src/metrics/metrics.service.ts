@@ -87,7 +87,10 @@ export class MetricsService {
   });
 
   constructor() {
-    collectDefaultMetrics({ register: this.registry });
+    // Node's event-loop delay histogram (nodejs_eventloop_lag_p50_seconds and the like) samples
+    // every 50 ms, not prom-client's default 10: its timer woke an idle process 100 times a
+    // second, half of that process's CPU (BENCHMARKS.md, "An idle process").
+    collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 50 });
     this.circuitState.set(0);
     for (const operation of LABELS.gatewayOperation) {
       for (const status of LABELS.gatewayRefusalStatus) this.gatewayRefusals.inc({ operation, status }, 0);
