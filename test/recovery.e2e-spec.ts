@@ -72,7 +72,9 @@ afterAll(async () => {
 });
 
 it('Redis FLUSHALL with pending orders: every order still reaches a terminal state', async () => {
-  const svc = await start({ RESERVATION_TTL_MS: '5000', CONFIRM_RETRY_BASE_MS: '300', CONFIRM_MAX_ATTEMPTS: '10', BREAKER_VOLUME_THRESHOLD: '1000' });
+  // The TTL leaves the retries (after the wipe, the sweeper's: a second's grace past their time)
+  // room to charge before it on a busy machine; the idle orders still expire.
+  const svc = await start({ RESERVATION_TTL_MS: '10000', CONFIRM_RETRY_BASE_MS: '300', CONFIRM_MAX_ATTEMPTS: '10', BREAKER_VOLUME_THRESHOLD: '1000' });
   const api = client(svc.url);
   const idle = [];
   for (let i = 0; i < 3; i++) idle.push(await reserve(api, uniqueSku('IDLE'), 1));
@@ -91,7 +93,7 @@ it('Redis FLUSHALL with pending orders: every order still reaches a terminal sta
 });
 
 it('an API that cannot reach Redis (commit, then no enqueue): the worker sweeper finishes its orders', async () => {
-  const env = { RESERVATION_TTL_MS: '3000', CONFIRM_RETRY_BASE_MS: '200', BREAKER_VOLUME_THRESHOLD: '1000' };
+  const env = { RESERVATION_TTL_MS: '8000', CONFIRM_RETRY_BASE_MS: '200', BREAKER_VOLUME_THRESHOLD: '1000' };
   const apiOnly = await start({ ...env, ROLE: 'api', REDIS_URL: 'redis://127.0.0.1:1' });
   await start({ ...env, ROLE: 'worker' });
   const api = client(apiOnly.url);
