@@ -13,6 +13,9 @@ const BODY_QUOTE = '$fn$';
 /** Where the .sql files are: src/ when run from source, dist/ once built (the build copies them there). */
 export const SQL_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
+/** The shipped functions as first read (shippedFunctions). */
+let shippedCache: readonly SqlFunction[] | undefined;
+
 /**
  * The engine's SQL functions, one per file beside the code that calls it (paths relative to src/,
  * or dist/ once built), in the order they are applied: every `.sql` file under the root, each after
@@ -21,11 +24,27 @@ export const SQL_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
  * bodies are checked when they run, but are ordered alike. Computed from the files, never listed
  * by hand.
  */
-export const SQL_FUNCTION_FILES: readonly string[] = sqlFunctionFiles(SQL_ROOT);
+export const SQL_FUNCTION_FILES: readonly string[] = shippedFunctions().map((f) => f.file);
 
 /** Every `.sql` file under `root`, in apply order (callees first, then by path). */
 export function sqlFunctionFiles(root: string): string[] {
-  return applyOrder(callGraph(sqlFilesUnder(root).map((f) => parseSqlFunction(f, readFileSync(join(root, f), 'utf8')))));
+  return inApplyOrder(root).map((f) => f.file);
+}
+
+/** Every `.sql` file under `root`, parsed, in apply order. */
+function inApplyOrder(root: string): SqlFunction[] {
+  const functions = sqlFilesUnder(root).map((f) => parseSqlFunction(f, readFileSync(join(root, f), 'utf8')));
+  const byFile = new Map(functions.map((f) => [f.file, f]));
+  return applyOrder(callGraph(functions)).map((file) => byFile.get(file)!);
+}
+
+/**
+ * The shipped functions (under SQL_ROOT) as this module first read them: a start reads and parses
+ * the files once — the list above, and the checksums and signatures the up-to-date check compares
+ * (readSqlFunctions(SQL_ROOT)) — not once for the list and twice more for the functions.
+ */
+function shippedFunctions(): readonly SqlFunction[] {
+  return (shippedCache ??= inApplyOrder(SQL_ROOT));
 }
 
 /** What the runner and the tests read of one file. */
@@ -91,15 +110,19 @@ export function parseSqlFunction(file: string, text: string): SqlFunction {
  * Every `.sql` file under the root must be listed: a function nobody applies would be a second,
  * silent version.
  */
-export function readSqlFunctions(root: string, files: readonly string[] = sqlFunctionFiles(root)): SqlFunction[] {
-  const listed = new Set(files);
-  const unlisted = sqlFilesUnder(root).filter((f) => !listed.has(f));
-  if (unlisted.length > 0) throw new Error(`SQL files not in the list: ${unlisted.join(', ')}`);
-  const functions = files.map((f) => parseSqlFunction(f, readFileSync(join(root, f), 'utf8')));
+export function readSqlFunctions(root: string, files?: readonly string[]): SqlFunction[] {
+  const functions = files ? listedFunctions(root, files) : root === SQL_ROOT ? [...shippedFunctions()] : inApplyOrder(root);
   const names = functions.map((f) => f.name);
   const twice = names.find((n, i) => names.indexOf(n) !== i);
   if (twice) throw new Error(`${twice} is defined by more than one file`);
   return functions;
+}
+
+function listedFunctions(root: string, files: readonly string[]): SqlFunction[] {
+  const listed = new Set(files);
+  const unlisted = sqlFilesUnder(root).filter((f) => !listed.has(f));
+  if (unlisted.length > 0) throw new Error(`SQL files not in the list: ${unlisted.join(', ')}`);
+  return files.map((f) => parseSqlFunction(f, readFileSync(join(root, f), 'utf8')));
 }
 
 /** Every `.sql` file under `root`, relative, with forward slashes. */
@@ -119,7 +142,7 @@ export function sqlFilesUnder(root: string): string[] {
  * the function and creates it again. A recorded file that is no longer listed has its function
  * dropped. Returns the files applied.
  */
-export async function applySqlFunctions(client: pg.ClientBase, root: string, files: readonly string[] = sqlFunctionFiles(root)): Promise<string[]> {
+export async function applySqlFunctions(client: pg.ClientBase, root: string, files?: readonly string[]): Promise<string[]> {
   const functions = readSqlFunctions(root, files);
   const applied: string[] = [];
   await client.query('BEGIN');
