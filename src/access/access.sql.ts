@@ -64,26 +64,31 @@ export const ACCESS_SQL = {
   ),
 
   /**
-   * A change to an operator ($2 name, $3 role, $4 password hash, $5 disabled: each null = unchanged);
-   * `ends_sessions`: a change of role or password, or a disabling, which ends the operator's console
-   * sessions — by endSessions, a later statement of the same transaction, so that it also sees a
-   * session a sign-in committed while this UPDATE waited for the row (`before` is the row as the
-   * statement found it; locking it there would hide it from the UPDATE).
+   * The operator's row, locked for a change (patchOperator next, in the same transaction): under
+   * READ COMMITTED a row lock taken inside a statement does not refresh that statement's snapshot,
+   * so what the change replaces is read here, where FOR UPDATE returns the row as the last
+   * committed change left it — not in the UPDATE, whose snapshot may predate a change it waited for.
+   */
+  lockOperator: statement('operator_lock', `SELECT o.role, o.disabled_at IS NOT NULL AS disabled FROM operators o WHERE o.id = $1::uuid FOR UPDATE`),
+
+  /**
+   * A change to an operator ($2 name, $3 role, $4 password hash, $5 disabled: each null =
+   * unchanged), locked by lockOperator, whose role and disabled are $6 and $7. `ends_sessions`: a
+   * change of role or password, or a disabling, which ends the operator's console sessions — by
+   * endSessions, a later statement of the same transaction, so that it also sees a session a
+   * sign-in committed while the lock was awaited.
    */
   patchOperator: statement(
     'operator_patch',
-    `WITH before AS (SELECT o.role, o.disabled_at FROM operators o WHERE o.id = $1::uuid),
-     u AS (UPDATE operators o SET
+    `UPDATE operators o SET
              name = coalesce($2, o.name),
              role = coalesce($3, o.role),
              password_hash = coalesce($4, o.password_hash),
              disabled_at = CASE WHEN $5::boolean IS NULL THEN o.disabled_at WHEN $5 THEN coalesce(o.disabled_at, now()) ELSE NULL END,
              updated_at = now()
-            WHERE o.id = $1::uuid
-            RETURNING ${OPERATOR_COLUMNS}, o.role AS new_role, o.disabled_at AS new_disabled)
-     SELECT u.id, u.email, u.name, u.role, u.created_at, u.disabled_at, u.last_sign_in_at, u.created_at_key,
-            ($4::text IS NOT NULL OR u.new_role <> before.role OR (u.new_disabled IS NOT NULL AND before.disabled_at IS NULL)) AS ends_sessions
-       FROM u, before`,
+      WHERE o.id = $1::uuid
+      RETURNING ${OPERATOR_COLUMNS},
+                ($4::text IS NOT NULL OR o.role <> $6::text OR (o.disabled_at IS NOT NULL AND NOT $7::boolean)) AS ends_sessions`,
   ),
   endSessions: statement('operator_end_sessions', `DELETE FROM console_sessions WHERE operator_id = $1::uuid`),
 

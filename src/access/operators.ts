@@ -97,10 +97,13 @@ export class Operators {
   async patch(id: string, body: { name?: string; role?: Role; password?: string; disabled?: boolean }): Promise<OperatorView> {
     if (!isUuid(id)) throw AppError.notFound(`operator ${id}`);
     const hash = body.password === undefined ? null : await hashPassword(body.password);
-    // The change, then (a later statement, so it sees a session opened while the change waited for
-    // the row) the end of the operator's sessions when the change ends them.
+    // The row locked (and read as the last change left it), the change, then (a later statement,
+    // so it sees a session opened while the lock was awaited) the end of the operator's sessions
+    // when the change ends them.
     const row = await this.db.tx(async (sql) => {
-      const changed = await sql.one<OperatorRow & { ends_sessions: boolean }>(ACCESS_SQL.patchOperator, [id, body.name ?? null, body.role ?? null, hash, body.disabled ?? null]);
+      const before = await sql.one<{ role: Role; disabled: boolean }>(ACCESS_SQL.lockOperator, [id]);
+      if (!before) return undefined;
+      const changed = await sql.one<OperatorRow & { ends_sessions: boolean }>(ACCESS_SQL.patchOperator, [id, body.name ?? null, body.role ?? null, hash, body.disabled ?? null, before.role, before.disabled]);
       if (changed?.ends_sessions) await sql.exec(ACCESS_SQL.endSessions, [id]);
       return changed;
     });
