@@ -13,8 +13,12 @@ const BODY_QUOTE = '$fn$';
 /** Where the .sql files are: src/ when run from source, dist/ once built (the build copies them there). */
 export const SQL_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** The shipped functions as first read (shippedFunctions). */
-let shippedCache: readonly SqlFunction[] | undefined;
+/**
+ * The shipped functions (under SQL_ROOT), read and parsed once, when this module loads: the list
+ * below and the checksums and signatures the up-to-date check compares (readSqlFunctions(SQL_ROOT))
+ * come from the one read.
+ */
+const SHIPPED: readonly SqlFunction[] = inApplyOrder(SQL_ROOT);
 
 /**
  * The engine's SQL functions, one per file beside the code that calls it (paths relative to src/,
@@ -24,27 +28,13 @@ let shippedCache: readonly SqlFunction[] | undefined;
  * bodies are checked when they run, but are ordered alike. Computed from the files, never listed
  * by hand.
  */
-export const SQL_FUNCTION_FILES: readonly string[] = shippedFunctions().map((f) => f.file);
+export const SQL_FUNCTION_FILES: readonly string[] = SHIPPED.map((f) => f.file);
 
-/** Every `.sql` file under `root`, in apply order (callees first, then by path). */
-export function sqlFunctionFiles(root: string): string[] {
-  return inApplyOrder(root).map((f) => f.file);
-}
-
-/** Every `.sql` file under `root`, parsed, in apply order. */
+/** Every `.sql` file under `root`, parsed, in apply order (callees first, then by path). */
 function inApplyOrder(root: string): SqlFunction[] {
   const functions = sqlFilesUnder(root).map((f) => parseSqlFunction(f, readFileSync(join(root, f), 'utf8')));
   const byFile = new Map(functions.map((f) => [f.file, f]));
   return applyOrder(callGraph(functions)).map((file) => byFile.get(file)!);
-}
-
-/**
- * The shipped functions (under SQL_ROOT) as this module first read them: a start reads and parses
- * the files once — the list above, and the checksums and signatures the up-to-date check compares
- * (readSqlFunctions(SQL_ROOT)) — not once for the list and twice more for the functions.
- */
-function shippedFunctions(): readonly SqlFunction[] {
-  return (shippedCache ??= inApplyOrder(SQL_ROOT));
 }
 
 /** What the runner and the tests read of one file. */
@@ -111,7 +101,7 @@ export function parseSqlFunction(file: string, text: string): SqlFunction {
  * silent version.
  */
 export function readSqlFunctions(root: string, files?: readonly string[]): SqlFunction[] {
-  const functions = files ? listedFunctions(root, files) : root === SQL_ROOT ? [...shippedFunctions()] : inApplyOrder(root);
+  const functions = files ? listedFunctions(root, files) : root === SQL_ROOT ? [...SHIPPED] : inApplyOrder(root);
   const names = functions.map((f) => f.name);
   const twice = names.find((n, i) => names.indexOf(n) !== i);
   if (twice) throw new Error(`${twice} is defined by more than one file`);
