@@ -43,10 +43,11 @@ export const FAST_ENV = {
 };
 
 /**
- * For files that script a gateway that hangs (hang, *_then_hang): a hang times out in 1 s, and the
- * files' hangs last longer than that. Not shorter: the calls meant to answer share the timeout, and
- * on a machine as busy as the suite makes it one of them now and then takes longer than 300 ms —
- * a timeout where a file expects an answer (a lookup at the TTL ends a paid order CANCELED).
+ * For files that script a gateway that hangs (hang, *_then_hang): a hang times out in 1 s, and
+ * every hang a file means to time out lasts 3 s or more. Not shorter: the calls meant to answer
+ * share the timeout, and on a machine as busy as the suite makes it one of them now and then takes
+ * longer than 300 ms — a timeout where a file expects an answer (a lookup at the TTL ends a paid
+ * order CANCELED).
  */
 export const HANG_ENV = { PAYMENT_TIMEOUT_MS: '1000' } as const;
 
