@@ -3,6 +3,7 @@ import { AppError } from '../common/errors.js';
 import { CURSOR_KEY_PURPOSE, isPgTimestamp, SignedCursor } from '../common/signed-cursor.js';
 import { isUuid } from '../common/uuid.js';
 import { DeploymentKey } from '../database/deployment-key.js';
+import { AppConfig } from '../config/app-config.js';
 import { Db } from '../database/db.js';
 import { ACCESS_SQL } from './access.sql.js';
 import { decoyHash, hashPassword, verifyPassword } from './passwords.js';
@@ -64,16 +65,20 @@ export interface SignedInOperator {
 @Injectable()
 export class Operators {
   private readonly cursor: SignedCursor;
+  /** scrypt's cost (log2 N) for the hashes made here: PASSWORD_HASH_COST. */
+  private readonly hashCost: number;
 
   constructor(
     private readonly db: Db,
     deploymentKey: DeploymentKey,
+    config: AppConfig,
   ) {
     this.cursor = new SignedCursor(deploymentKey.derive(CURSOR_KEY_PURPOSE), 'operators');
+    this.hashCost = config.env.PASSWORD_HASH_COST;
   }
 
   async create(body: { email: string; name: string; role: Role; password: string }): Promise<OperatorView> {
-    const hash = await hashPassword(body.password);
+    const hash = await hashPassword(body.password, this.hashCost);
     const row = await this.db.sql.one<OperatorRow>(ACCESS_SQL.createOperator, [body.email, body.name, body.role, hash]);
     if (!row) throw new AppError('OPERATOR_EXISTS', 'an operator with that email already exists');
     return view(row);
@@ -96,7 +101,7 @@ export class Operators {
 
   async patch(id: string, body: { name?: string; role?: Role; password?: string; disabled?: boolean }): Promise<OperatorView> {
     if (!isUuid(id)) throw AppError.notFound(`operator ${id}`);
-    const hash = body.password === undefined ? null : await hashPassword(body.password);
+    const hash = body.password === undefined ? null : await hashPassword(body.password, this.hashCost);
     // The row locked (and read as the last change left it), the change, then (a later statement,
     // so it sees a session opened while the lock was awaited) the end of the operator's sessions
     // when the change ends them.
@@ -126,7 +131,7 @@ export class Operators {
    * exist.
    */
   async signIn(row: SignInAccount | undefined, password: string): Promise<SignedInOperator | undefined> {
-    const right = await verifyPassword(password, row?.password_hash ?? (await decoyHash()));
+    const right = await verifyPassword(password, row?.password_hash ?? (await decoyHash(this.hashCost)));
     if (!row || !right || row.disabled) return undefined;
     return { id: row.id, name: row.name, role: row.role, passwordHash: row.password_hash };
   }

@@ -1,12 +1,14 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 
 /**
- * Operators' passwords, kept only as a slow salted hash: scrypt (N = 2^17, r = 8, p = 1: 128 MiB and
- * some hundreds of ms per hash), a 16-byte random salt, stored as `scrypt$N$r$p$salt$hash` (base64url)
- * so the cost can rise later without losing the hashes made before. Run on libuv's thread pool
- * (crypto.scrypt), never blocking the event loop.
+ * Operators' passwords, kept only as a slow salted hash: scrypt (N = 2^17 by default, r = 8, p = 1:
+ * 128 MiB and most of a CPU-second per hash), a 16-byte random salt, stored as
+ * `scrypt$N$r$p$salt$hash` (base64url) so the cost can change later without losing the hashes made
+ * before: each is checked at its own. Run on libuv's thread pool (crypto.scrypt), never blocking the
+ * event loop. The cost of new hashes is PASSWORD_HASH_COST (log2 N; the tests lower it).
  */
-const COST = { N: 2 ** 17, r: 8, p: 1 };
+export const DEFAULT_HASH_COST = 17;
+const costOf = (log2N: number) => ({ N: 2 ** log2N, r: 8, p: 1 });
 const KEY_LENGTH = 32;
 
 function derive(password: string, salt: Buffer, cost: { N: number; r: number; p: number }): Promise<Buffer> {
@@ -15,7 +17,8 @@ function derive(password: string, salt: Buffer, cost: { N: number; r: number; p:
   return new Promise((resolve, reject) => scrypt(password.normalize('NFC'), salt, KEY_LENGTH, { ...cost, maxmem }, (err, key) => (err ? reject(err) : resolve(key))));
 }
 
-export async function hashPassword(password: string, cost = COST): Promise<string> {
+export async function hashPassword(password: string, log2N = DEFAULT_HASH_COST): Promise<string> {
+  const cost = costOf(log2N);
   const salt = randomBytes(16);
   const key = await derive(password, salt, cost);
   return ['scrypt', cost.N, cost.r, cost.p, salt.toString('base64url'), key.toString('base64url')].join('$');
@@ -33,11 +36,12 @@ export async function verifyPassword(password: string, stored: string): Promise<
 }
 
 /**
- * A hash of no one's password, made once: a sign-in with an email nobody has still spends the time
- * of a real check, so the answer's timing does not tell which accounts exist.
+ * A hash of no one's password, made once at the cost new hashes get: a sign-in with an email nobody
+ * has still spends the time of a real check, so the answer's timing does not tell which accounts
+ * exist.
  */
 let decoy: Promise<string> | undefined;
-export function decoyHash(): Promise<string> {
-  decoy ??= hashPassword(randomBytes(18).toString('base64url'));
+export function decoyHash(log2N = DEFAULT_HASH_COST): Promise<string> {
+  decoy ??= hashPassword(randomBytes(18).toString('base64url'), log2N);
   return decoy;
 }

@@ -34,6 +34,13 @@ describe('parseEnv', () => {
     expect(parseEnv({}).REFUND_WATCH_MS).toBeUndefined();
   });
 
+  it("hashes new passwords at the contract's scrypt cost (2^17) unless told, never below 2^12", () => {
+    expect(parseEnv({}).PASSWORD_HASH_COST).toBe(17);
+    expect(parseEnv({ PASSWORD_HASH_COST: '12' }).PASSWORD_HASH_COST).toBe(12);
+    expect(() => parseEnv({ PASSWORD_HASH_COST: '11' })).toThrow(/PASSWORD_HASH_COST/);
+    expect(() => parseEnv({ PASSWORD_HASH_COST: '21' })).toThrow(/PASSWORD_HASH_COST/);
+  });
+
   it.each([
     ['PORT', 'abc'],
     ['PORT', '70000'],

@@ -83,6 +83,12 @@ const variables = z.object({
   MIGRATION_STATEMENT_TIMEOUT_MS: int(1000, 86_400_000).default(30_000),
   /** A claimed step's lease is 2 × PAYMENT_TIMEOUT_MS plus this margin (a refund round's 3 ×); after it another process may take the order again. Shorter in tests. */
   STEP_LEASE_MARGIN_MS: int(100, 600_000).default(5000),
+  /**
+   * scrypt's cost for the password hashes made from now on, as log2 N: the contract's 2^17 (128 MiB,
+   * most of a CPU-second a hash). A hash keeps its own cost (`scrypt$N$r$p$…`), so a sign-in checks
+   * every stored password at the cost it was made with, whatever this says. Lower in tests only.
+   */
+  PASSWORD_HASH_COST: int(12, 20).default(17),
   /** How long a duplicate Try waits for the first one before answering IDEMPOTENCY_IN_PROGRESS. */
   IDEMPOTENCY_WAIT_MS: int(10, 20_000).default(5000),
   /** Group commit: most Trys in one database call, how long a batch waits for company while Trys come fast (common/batcher.ts), calls at once. */

@@ -1,9 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { Operators } from '../../src/access/operators.js';
+import { AppConfig } from '../../src/config/app-config.js';
+import { parseEnv } from '../../src/config/env.schema.js';
 import { Db } from '../../src/database/db.js';
 import { DeploymentKey } from '../../src/database/deployment-key.js';
 import { createTestDatabase, TestDatabase } from '../support/database.js';
+import { FAST_ENV } from '../support/service.js';
 
 /**
  * A change to an operator that waits for the row while another change commits is judged against
@@ -20,7 +23,7 @@ let other: pg.Client;
 beforeAll(async () => {
   db = await createTestDatabase();
   service = new Db({ url: db.url, poolSize: 2 });
-  operators = new Operators(service, await DeploymentKey.load(service));
+  operators = new Operators(service, await DeploymentKey.load(service), new AppConfig(parseEnv({ PASSWORD_HASH_COST: FAST_ENV.PASSWORD_HASH_COST })));
   other = new pg.Client({ connectionString: db.url });
   await other.connect();
 });
