@@ -83,7 +83,12 @@ describe('faults at the authorization (Try)', () => {
     expect(await stock(s)).toMatchObject({ reserved: 0 });
     // A refusal says nothing of the attempt before it, whose outcome was unknown: the release
     // watches, finds the hold that attempt made, and voids it.
-    const voided = await waitFor('the hold to be voided', async () => (await h.sim.holdsFor(done.id)).open === 0 && (await get(done.id)));
+    // The gateway's record first, then the order's: the service writes the void's answer after it comes.
+    const voided = await waitFor('the hold to be voided, and the order to say so', async () => {
+      if ((await h.sim.holdsFor(done.id)).open !== 0) return undefined;
+      const o = await get(done.id);
+      return o.payment?.status === 'voiding' ? undefined : o;
+    });
     expect(voided).toMatchObject({ status: 'PAY_FAILED', payment: { status: 'voided' } });
     expect(await h.sim.holdsFor(done.id)).toMatchObject({ authorizations: 1, open: 0, captures: 0, netCapturedMinor: 0 });
     expect(await moneyBroken(h.sim, voided)).toEqual([]);
