@@ -33,7 +33,10 @@ export const FAST_ENV = {
   RESERVATION_TTL_MS: '60000',
   CONFIRM_RETRY_BASE_MS: '100',
   CONFIRM_MAX_ATTEMPTS: '3',
-  SWEEP_INTERVAL_MS: '300',
+  // Once a second (5 s shipped): an idle process's sweep is six round trips to Postgres, and at
+  // 300 ms an idle service took 2.9-3.6 % of a core against 1.7-1.8 % at 5 s; the sweeper only
+  // takes what is a second overdue anyway. Files that time the sweeper set their own.
+  SWEEP_INTERVAL_MS: '1000',
   IDEMPOTENCY_WAIT_MS: '1000',
   BREAKER_RESET_TIMEOUT_MS: '1000',
   REFUND_ALERT_AFTER_MS: '2000',
