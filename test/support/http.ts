@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { Agent, fetch as fetchVia } from 'undici';
+import type { Agent } from 'undici';
 import { ADMIN_TOKEN } from './env.js';
 
 export interface Answer<T = any> {
@@ -19,8 +19,17 @@ export function loopbackAddress(): string {
 
 type Init = { method: string; headers: Record<string, string>; body?: string };
 
+/**
+ * undici's own package, for requests from a chosen local address; loaded on first use. Every test
+ * file loads its modules afresh, and most never need this one (plain requests use the built-in
+ * fetch).
+ */
+let undici: Promise<typeof import('undici')> | undefined;
+const loadUndici = () => (undici ??= import('undici'));
+
 /** fetch from a local address of its own (one connection, closed after the answer). */
 export async function fetchFromAddress(url: string, init: Init, address = loopbackAddress()): Promise<Response> {
+  const { Agent, fetch: fetchVia } = await loadUndici();
   const dispatcher = new Agent({ localAddress: address });
   try {
     const res = await fetchVia(url, { ...init, dispatcher });
@@ -39,10 +48,14 @@ export async function fetchFromAddress(url: string, init: Init, address = loopba
  * throttle (5 wrong ones per address) never stands in the way of what a test looks at.
  */
 export function client(base: string, opts: { from?: string | 'anywhere' } = {}) {
-  const dispatcher = opts.from && opts.from !== 'anywhere' ? new Agent({ localAddress: opts.from }) : undefined;
-  const fetchFrom = (url: string, init: Init): Promise<Response> => {
+  const from = opts.from && opts.from !== 'anywhere' ? opts.from : undefined;
+  let dispatcher: Agent | undefined;
+  const fetchFrom = async (url: string, init: Init): Promise<Response> => {
     if (opts.from === 'anywhere') return fetchFromAddress(url, init);
-    return dispatcher ? (fetchVia(url, { ...init, dispatcher }) as unknown as Promise<Response>) : fetch(url, init);
+    if (!from) return fetch(url, init);
+    const { Agent, fetch: fetchVia } = await loadUndici();
+    dispatcher ??= new Agent({ localAddress: from });
+    return fetchVia(url, { ...init, dispatcher }) as unknown as Promise<Response>;
   };
   async function send<T = any>(method: string, path: string, opts: { body?: unknown; raw?: string; headers?: Record<string, string>; admin?: boolean } = {}): Promise<Answer<T>> {
     const headers: Record<string, string> = { ...(opts.headers ?? {}) };
