@@ -159,7 +159,11 @@ describe('releases of every kind void the hold', () => {
       const canceled = await h.api.post(`/orders/${order.id}/cancel`);
       expect(canceled.body).toMatchObject({ status: 'CANCELED', payment: { status: 'voiding' } });
       const done = await paymentBecomes(order.id, ['captured']);
-      await waitFor('the refund', async () => (await h.sim.holdsFor(order.id)).netCapturedMinor === 0);
+      // The gateway's record first, then the order's: the service records the refund after its answer.
+      await waitFor(
+        'the refund, and the order to record it',
+        async () => (await h.sim.holdsFor(order.id)).netCapturedMinor === 0 && (await events(order.id)).some((e) => e.type === 'refund.succeeded'),
+      );
       expect(await moneyBroken(h.sim, done)).toEqual([]);
       expect((await events(order.id)).map((e) => e.type)).toContain('refund.succeeded');
       expect(await stock(s)).toMatchObject({ reserved: 0, onHand: 10 });
