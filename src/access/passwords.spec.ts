@@ -1,4 +1,4 @@
-import { DEFAULT_HASH_COST, hashPassword, verifyPassword } from './passwords.js';
+import { decoyHash, DEFAULT_HASH_COST, hashPassword, verifyPassword } from './passwords.js';
 
 describe('passwords', () => {
   it("are hashed at the contract's cost by default: scrypt N = 2^17, r = 8, p = 1, a 16-byte salt", async () => {
@@ -20,5 +20,12 @@ describe('passwords', () => {
   it('refuse a stored value of another form or an outsized cost, without deriving anything', async () => {
     expect(await verifyPassword('x'.repeat(12), 'bcrypt$10$abc')).toBe(false);
     expect(await verifyPassword('x'.repeat(12), `scrypt$${2 ** 21}$8$1$AAAAAAAAAAAAAAAAAAAAAA$${'A'.repeat(43)}`)).toBe(false);
+  });
+
+  it('have a decoy per cost, made once: an unknown account is checked at the cost new hashes get', async () => {
+    const decoy = await decoyHash(12);
+    expect(decoy).toMatch(/^scrypt\$4096\$8\$1\$/);
+    expect(await decoyHash(12)).toBe(decoy);
+    expect(await decoyHash(13)).toMatch(/^scrypt\$8192\$8\$1\$/);
   });
 });

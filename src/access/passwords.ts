@@ -36,12 +36,13 @@ export async function verifyPassword(password: string, stored: string): Promise<
 }
 
 /**
- * A hash of no one's password, made once at the cost new hashes get: a sign-in with an email nobody
+ * A hash of no one's password, made once per cost, at the cost new hashes get: a sign-in with an email nobody
  * has still spends the time of a real check, so the answer's timing does not tell which accounts
  * exist.
  */
-let decoy: Promise<string> | undefined;
+const decoys = new Map<number, Promise<string>>();
 export function decoyHash(log2N = DEFAULT_HASH_COST): Promise<string> {
-  decoy ??= hashPassword(randomBytes(18).toString('base64url'), log2N);
+  let decoy = decoys.get(log2N);
+  if (!decoy) decoys.set(log2N, (decoy = hashPassword(randomBytes(18).toString('base64url'), log2N)));
   return decoy;
 }
