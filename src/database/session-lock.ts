@@ -39,11 +39,15 @@ export const XACT_LOCK_SPACES = {
  * A process that dies loses its session, and with it its locks: nothing to clean up. A session
  * killed while a job runs (a failover, pg_terminate_backend) loses the lock too; the job goes on
  * without it (another process may start one meanwhile: harmless, every step is a compare-and-set)
- * and the next job opens a new session.
+ * and the next job opens a new session. Jobs that fall due together (the sweeper's and the
+ * poller's intervals meet every second) take turns on that session, one query at a time: pg 8
+ * queues a query sent while another runs, with a deprecation warning, and pg 9 refuses it.
  */
 export class SessionLocks {
   private client: pg.Client | undefined;
   private connecting: Promise<pg.Client> | undefined;
+  /** The session's last query, settled or not: the next one is sent after it. */
+  private turn: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly url: string,
@@ -61,7 +65,7 @@ export class SessionLocks {
     const client = await this.session();
     let locked: boolean | undefined;
     try {
-      locked = (await client.query<{ locked: boolean }>(queryConfig('SELECT pg_try_advisory_lock($1) AS locked', [key], this.queryTimeoutMs))).rows[0]?.locked;
+      locked = (await this.query<{ locked: boolean }>(client, 'SELECT pg_try_advisory_lock($1) AS locked', key)).rows[0]?.locked;
     } catch (err) {
       this.drop(client);
       throw translate(err);
@@ -71,8 +75,15 @@ export class SessionLocks {
       return await work();
     } finally {
       // On a session that has since died, the lock went with it.
-      if (client === this.client) await client.query(queryConfig('SELECT pg_advisory_unlock($1)', [key], this.queryTimeoutMs)).catch(() => this.drop(client));
+      if (client === this.client) await this.query(client, 'SELECT pg_advisory_unlock($1)', key).catch(() => this.drop(client));
     }
+  }
+
+  /** Sends `text` once the session's query before it has settled; its timeout counts from then. */
+  private query<R extends pg.QueryResultRow>(client: pg.Client, text: string, key: number): Promise<pg.QueryResult<R>> {
+    const sent = this.turn.then(() => client.query<R>(queryConfig(text, [key], this.queryTimeoutMs)));
+    this.turn = sent.catch(() => undefined);
+    return sent;
   }
 
   async close(): Promise<void> {
