@@ -82,8 +82,9 @@ export interface AxeFinding {
  */
 export async function axe(page: Page): Promise<AxeFinding[]> {
   axeSource ??= readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-  // Evaluated through the debugging protocol, which the page's CSP (script-src 'self') does not govern.
-  await page.evaluate(axeSource);
+  // Evaluated through the debugging protocol, which the page's CSP (script-src 'self') does not
+  // govern; once per document (the console changes views without loading a new one).
+  if (!(await page.evaluate(() => typeof (globalThis as any).axe?.run === 'function'))) await page.evaluate(axeSource);
   const found = await page.evaluate(async () => {
     const result = await (globalThis as any).axe.run((globalThis as any).document, { resultTypes: ['violations'] });
     return result.violations.map((v: any) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 5).map((n: any) => String(n.target)) }));
