@@ -19,9 +19,10 @@ export const WEBHOOKS_SQL = {
 
   /**
    * Each endpoint at a glance ($1 failed, $2 delivered, $3 pending): its deliveries whose latest
-   * attempt was in the last hour (webhook_deliveries_recent) — delivered, or failed (a pending one
-   * with attempts made failed its latest) — how many are failed now (what "Resend failed" sends
-   * again), and its most recent failure as recorded by attemptFailed.
+   * attempt was in the last hour (webhook_deliveries_recent) — delivered, or failed — each by its
+   * latest attempt (a pending one is one sent again after its 2xx, or waiting for its next attempt
+   * after a failed one), how many are failed now (what "Resend failed" sends again), and its most
+   * recent failure as recorded by attemptFailed.
    */
   overview: statement(
     'webhooks_overview',
@@ -30,17 +31,17 @@ export const WEBHOOKS_SQL = {
             h.delivered, h.failed
        FROM webhooks w
        CROSS JOIN LATERAL (
-         SELECT count(*) FILTER (WHERE d.status = $2)::int AS delivered,
-                count(*) FILTER (WHERE d.status = $1 OR (d.status = $3 AND d.attempts > 0))::int AS failed
+         SELECT count(*) FILTER (WHERE d.status = $2 OR (d.status = $3 AND d.last_attempt_ok))::int AS delivered,
+                count(*) FILTER (WHERE d.status = $1 OR (d.status = $3 AND NOT d.last_attempt_ok))::int AS failed
            FROM webhook_deliveries d
           WHERE d.webhook_name = w.name AND d.updated_at > now() - interval '1 hour') h
       ORDER BY w.name COLLATE "C"`,
   ),
 
-  /** "Resend failed": every failed delivery ($2) of an endpoint starts a fresh round, due now ($3 pending). */
+  /** "Resend failed": every failed delivery ($2) of an endpoint starts a fresh round, due now ($3 pending), no attempt made in it yet. */
   retryFailed: statement(
     'webhooks_retry_failed',
-    `UPDATE webhook_deliveries SET attempts = 0, attempt_limit = NULL, status = $3, next_attempt_at = now(), updated_at = now()
+    `UPDATE webhook_deliveries SET attempts = 0, attempt_limit = NULL, last_attempt_ok = NULL, status = $3, next_attempt_at = now(), updated_at = now()
       WHERE webhook_name = $1 AND status = $2`,
   ),
   exists: statement('webhooks_exists', `SELECT 1 AS found FROM webhooks WHERE name = $1`),
@@ -107,7 +108,7 @@ export const WEBHOOKS_SQL = {
   /** A 2xx: delivered ($4), if this attempt ($3 made before it, $5 pending) is still the one that counts. */
   delivered: statement(
     'webhooks_delivered',
-    `UPDATE webhook_deliveries SET status = $4, attempts = attempts + 1, next_attempt_at = NULL, updated_at = now()
+    `UPDATE webhook_deliveries SET status = $4, attempts = attempts + 1, last_attempt_ok = true, next_attempt_at = NULL, updated_at = now()
       WHERE webhook_name = $1 AND id = $2 AND attempts = $3 AND status = $5`,
   ),
 
@@ -120,7 +121,7 @@ export const WEBHOOKS_SQL = {
     'webhooks_attempt_failed',
     `WITH d AS (
        UPDATE webhook_deliveries
-          SET attempts = attempts + 1, last_error = $8, last_status = $9, last_response = $10, updated_at = now(),
+          SET attempts = attempts + 1, last_attempt_ok = false, last_error = $8, last_status = $9, last_response = $10, updated_at = now(),
               status = CASE WHEN attempts + 1 >= coalesce(attempt_limit, $4) THEN $7 ELSE status END,
               next_attempt_at = CASE WHEN attempts + 1 >= coalesce(attempt_limit, $4) THEN NULL ELSE now() + make_interval(secs => $5::float8 / 1000) END
         WHERE webhook_name = $1 AND id = $2 AND attempts = $3 AND status = $6
