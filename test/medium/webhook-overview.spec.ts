@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { DeliveryStatus } from '../../src/webhooks/delivery-state.js';
 import { WEBHOOKS_SQL } from '../../src/webhooks/webhooks.sql.js';
 import { Query, useRolledBack } from '../support/medium.js';
 
@@ -10,7 +11,7 @@ import { Query, useRolledBack } from '../support/medium.js';
  * counts as failed, waiting for its next attempt or finally failed.
  */
 const r = useRolledBack();
-const [PENDING, DELIVERED, FAILED] = ['pending', 'delivered', 'failed'];
+const [PENDING, DELIVERED, FAILED]: DeliveryStatus[] = ['pending', 'delivered', 'failed'];
 
 async function delivery(q: Query, hook: string): Promise<string> {
   const id = randomUUID();
@@ -54,5 +55,13 @@ it('a delivered delivery sent again counts as delivered while its new attempt is
     // "Resend failed": a fresh round, no attempt made in it yet: neither delivered nor failed.
     await q(WEBHOOKS_SQL.retryFailed.text, [hook, FAILED, PENDING]);
     expect(await overview(q, hook)).toEqual({ delivered: 0, failed: 1, failedNow: 0 });
+
+    // A failed one sent again by its own route: its latest attempt failed, so it still counts as
+    // failed while the new one is on its way (no longer failed now).
+    const c = await delivery(q, hook);
+    for (const made of [0, 1, 2]) await failedAttempt(q, hook, c, made);
+    expect(await overview(q, hook)).toEqual({ delivered: 0, failed: 2, failedNow: 1 });
+    expect(await resend(q, hook, c)).toHaveLength(1);
+    expect(await overview(q, hook)).toEqual({ delivered: 0, failed: 2, failedNow: 0 });
   });
 });
