@@ -2,7 +2,8 @@
  * `npm run bench`: the five workloads of a checkout peak against the service over HTTP (two
  * service processes sharing one port, the gateway simulator at 5 ms as its own process), and in
  * the same run the two ceilings — raw SQL through pgbench (bench/pgbench/*.sql: the best single
- * statement for the same storage work) and bare node:http answering a fixed 409. Load comes from
+ * statement for the same storage work) and bare node:http answering a fixed 409 — and, not judged,
+ * the sold-out refusal's floor (floor-409.ts: what any implementation must do). Load comes from
  * wrk (bench/wrk/*.lua), 64 connections. Each workload runs beside its ceiling (raw SQL just
  * before it, bare HTTP just after it) on fresh service processes. Prints each throughput, p50/p99,
  * errors, the ratio to its ceiling, peak RSS, and the CPU each answer cost (service or bare server,
@@ -64,6 +65,8 @@ const spread3Stock = (k: string) => [
 const WRK_THREADS = 2;
 const TOKEN = 'bench-admin-token-0123456789';
 const DB = 'tcc_bench';
+/** The sold-out workload's floor (floor-409.ts): a row of its own, measured, never judged. */
+const FLOOR = 'Try, sold-out SKU (409), its floor: node:http and one tcc_probe a batch';
 const RUN = randomBytes(4).toString('hex');
 
 interface Load {
@@ -569,6 +572,18 @@ async function main(): Promise<void> {
     }
     const ratio = service.perSec / ceiling.perSec;
     rows.push({ workload: 'Try, sold-out SKU (409)', service, ceilingName: 'bare node:http answering a fixed 409', ceiling, ratio, goal: '≥ 0.6, p99 ≤ 8 ms', met: ratio >= 0.6 && service.p99 <= 8 && service.errors === 0 && service.ok === 0 });
+    // The floor (floor-409.ts): what any implementation keeps of the gap, not judged.
+    const floorPort = await freePort();
+    const floorProcs: ChildProcess[] = [];
+    let floor: Load;
+    try {
+      const floorEnv = { BENCH_PORT: String(floorPort), BENCH_DATABASE_URL: dbUrl(DB), BENCH_LOG: join(LOG_DIR, 'floor-access.log') };
+      for (let i = 0; i < PROCESSES; i++) floorProcs.push(await start(['dist-bench/floor-409.js'], floorEnv, /listening/));
+      floor = underLoad(floorProcs, `http://127.0.0.1:${floorPort}`, tryLua, soldOut, undefined);
+    } finally {
+      await Promise.all(floorProcs.map(stop));
+    }
+    rows.push({ workload: FLOOR, service: floor, ceilingName: 'bare node:http answering a fixed 409', ceiling, ratio: floor.perSec / ceiling.perSec, goal: 'none: the floor', met: undefined });
   }
   if (ONLY.has('confirm')) {
     const ceiling = raw('bench/pgbench/try-confirm.sql', { skus: String(SPREAD_SKUS), prefix: 'PGSPREAD-' });
@@ -637,6 +652,10 @@ async function main(): Promise<void> {
     console.log(`| ${workload} | ${who} | ${c.server.toFixed(0)} | ${c.postgres.toFixed(0)} | ${c.simulator.toFixed(0)} | ${c.driver.toFixed(0)} | ${t.toFixed(0)} |`);
   };
   for (const r of rows) {
+    if (r.workload === FLOOR) {
+      cpuRow(r.workload, 'floor', r.service.cpu); // its ceiling is the sold-out row's, printed there
+      continue;
+    }
     cpuRow(r.workload, r.ceilingName.startsWith('the service') ? 'service + PgBouncer' : 'service', r.service.cpu);
     cpuRow(r.workload, r.ceilingName.startsWith('bare') ? 'bare node:http' : r.ceilingName.startsWith('the service') ? 'service, direct' : 'raw SQL', r.ceiling.cpu);
   }
