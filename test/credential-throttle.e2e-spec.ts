@@ -143,6 +143,56 @@ describe('other credentials count the same', () => {
   });
 });
 
+describe('sign-in: counted before it is judged', () => {
+  const signIn = (c: ReturnType<typeof client>, body: Record<string, string>) => c.send('POST', '/console/session', { body });
+  const operator = async (): Promise<{ email: string; password: string }> => {
+    const email = `thr-${randomUUID().slice(0, 8)}@example.test`;
+    const password = 'the right password 1';
+    expect((await h.api.admin('POST', '/admin/operators', { email, name: 'Thr', role: 'viewer', password })).status).toBe(201);
+    return { email, password };
+  };
+
+  it('11 wrong admin tokens and the right one, sent at once: 5 judged (401), the rest refused unjudged (429) — the right one among them', async () => {
+    const c = from();
+    const calls = Array.from({ length: 11 }, (_, i) => signIn(c, { token: `wrong-token-${i}-000000` }));
+    calls.push(signIn(c, { token: ADMIN_TOKEN }));
+    const answers = await Promise.all(calls);
+    expect(answers.map((r) => r.status).sort()).toEqual([...Array(5).fill(401), ...Array(7).fill(429)]);
+    expectThrottled(answers[11]);
+  });
+
+  it("11 wrong passwords and the right one, sent at once: 5 passwords judged, the right one refused 429 with the rest", async () => {
+    const { email, password } = await operator();
+    const c = from();
+    const calls = Array.from({ length: 11 }, (_, i) => signIn(c, { email, password: `a wrong password ${i}` }));
+    calls.push(signIn(c, { email, password }));
+    const answers = await Promise.all(calls);
+    expect(answers.map((r) => r.status).sort()).toEqual([...Array(5).fill(401), ...Array(7).fill(429)]);
+    expectThrottled(answers[11]);
+    // The account itself is not locked: from another address the right password signs in.
+    expect((await signIn(from(), { email, password })).status).toBe(200);
+  });
+
+  it("one account's 14 wrong passwords and then its right one, each from an address of its own, at once: 10 judged, the rest refused for the account — the right one too", async () => {
+    const { email, password } = await operator();
+    const calls = Array.from({ length: 14 }, (_, i) => signIn(from(), { email, password: `a wrong password ${i}` }));
+    calls.push(signIn(from(), { email, password }));
+    const answers = await Promise.all(calls);
+    expect(answers.map((r) => r.status).sort()).toEqual([...Array(10).fill(401), ...Array(5).fill(429)]);
+    expectProblem(answers[14], 429, 'RATE_LIMITED');
+    expect(Number(answers[14].headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+  });
+
+  it('right sign-ins are taken back, not counted: 8 in a row from one address all sign in, and 5 wrong ones still answer 401 before the 429', async () => {
+    const { email, password } = await operator();
+    const c = from();
+    for (let i = 0; i < 4; i++) expect((await signIn(c, { token: ADMIN_TOKEN })).status).toBe(200);
+    for (let i = 0; i < 4; i++) expect((await signIn(c, { email, password })).status).toBe(200);
+    for (let i = 0; i < 5; i++) expectProblem(await signIn(c, { email, password: `a wrong password ${i}` }), 401, 'UNAUTHORIZED');
+    expectThrottled(await signIn(c, { email, password }));
+  });
+});
+
 describe('shared by every process', () => {
   let second: ServiceProcess;
   beforeAll(async () => {

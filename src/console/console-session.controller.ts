@@ -45,7 +45,9 @@ export class ConsoleSessionController {
     res.header('cache-control', 'no-store');
     // After too many wrong credentials from this address, even the right one waits: the answer
     // must not tell a guesser that a guess was right. Checked before the body, as the contract
-    // ranks 429; a wrong one is counted, and refused 429 rather than 401 once it is one too many.
+    // ranks 429. Then the attempt is counted before it is judged (a password's scrypt, the token's
+    // tag: slow and costly), and taken back once it is judged right — so of a burst sent at once no
+    // more than the limit are judged, the rest refused 429 unjudged (credential-throttle.ts).
     const address = clientAddress(req.raw);
     const waitS = await this.throttle.blocked(address);
     if (waitS !== undefined) throw tooMany(res, waitS, 'this address');
@@ -55,23 +57,37 @@ export class ConsoleSessionController {
       throw AppError.validation([{ field: 'body', message: 'sign in with either token (and name) or email and password' }]);
     }
     if (!withToken && body.name !== undefined) throw AppError.validation([{ field: 'name', message: 'name goes with the admin token only' }]);
-    const session = withToken ? await this.sessions.signIn(body.token!, body.name?.trim() || null) : await this.signInOperator(body.email!, body.password!, address, req, res);
-    if (!session) {
-      const wait = await this.throttle.failed(address);
-      void this.record(req, null, 'sign_in', withToken ? 'admin token' : body.email!.toLowerCase(), wait !== undefined ? 429 : 401);
-      if (wait !== undefined) throw tooMany(res, wait, 'this address');
-      throw new AppError('UNAUTHORIZED', withToken ? 'that is not the admin token' : 'wrong email or password');
+    const target = withToken ? 'admin token' : body.email!.toLowerCase();
+    const wait = await this.throttle.failed(address);
+    if (wait !== undefined) {
+      void this.record(req, null, 'sign_in', target, 429);
+      throw tooMany(res, wait, 'this address');
     }
-    void this.record(req, session.principal, 'sign_in', withToken ? 'admin token' : body.email!.toLowerCase(), 200);
-    res.header('set-cookie', sessionCookie(session.sessionId, this.sessions.ttlSeconds, cameOverHttps(req)));
-    return publicView(session);
+    // Counted as wrong unless judged otherwise: a right one, or one refused unjudged (its account's
+    // throttle) or not judged at all (the database away), is taken back.
+    let wrong = false;
+    try {
+      const session = withToken ? await this.sessions.signIn(body.token!, body.name?.trim() || null) : await this.signInOperator(body.email!, body.password!, req, res);
+      if (!session) {
+        wrong = true;
+        void this.record(req, null, 'sign_in', target, 401);
+        throw new AppError('UNAUTHORIZED', withToken ? 'that is not the admin token' : 'wrong email or password');
+      }
+      void this.record(req, session.principal, 'sign_in', target, 200);
+      res.header('set-cookie', sessionCookie(session.sessionId, this.sessions.ttlSeconds, cameOverHttps(req)));
+      return publicView(session);
+    } finally {
+      if (!wrong) await this.throttle.forgive(address);
+    }
   }
 
   /**
    * An operator's sign-in: besides the address's throttle, ACCOUNT_FAILURES wrong passwords for one
-   * account within ACCOUNT_WINDOW_MS refuse that account's sign-in for the rest of the window.
+   * account within ACCOUNT_WINDOW_MS refuse that account's sign-in for the rest of the window —
+   * counted the same way, before the password is judged, and taken back when it was right.
+   * Undefined: a wrong password, within the account's limit.
    */
-  private async signInOperator(email: string, password: string, address: string, req: FastifyRequest, res: FastifyReply): Promise<(ConsoleSession & { sessionId: string }) | undefined> {
+  private async signInOperator(email: string, password: string, req: FastifyRequest, res: FastifyReply): Promise<(ConsoleSession & { sessionId: string }) | undefined> {
     const found = await this.operators.account(email);
     const account = accountKey(found, email);
     const waitS = await this.accounts.blocked(account);
@@ -79,24 +95,29 @@ export class ConsoleSessionController {
       void this.record(req, null, 'sign_in', email.toLowerCase(), 429);
       throw tooMany(res, waitS, 'this account');
     }
-    const who = await this.operators.signIn(found, password);
-    if (who) {
-      const session = await this.sessions.signInOperator(who);
-      if (session) return session;
-      // The operator changed while the password was checked (console-sessions.ts): the sign-in is
-      // judged once more against the operator as it is now: after a role change it signs in with
-      // the new role; after a new password or a disabling it is a wrong one.
-      const now = await this.operators.signIn(await this.operators.account(email), password);
-      const again = now && (await this.sessions.signInOperator(now));
-      if (again) return again;
-    }
     const wait = await this.accounts.failed(account);
     if (wait !== undefined) {
-      await this.throttle.failed(address);
       void this.record(req, null, 'sign_in', email.toLowerCase(), 429);
       throw tooMany(res, wait, 'this account');
     }
-    return undefined;
+    let right = true;
+    try {
+      const who = await this.operators.signIn(found, password);
+      if (who) {
+        const session = await this.sessions.signInOperator(who);
+        if (session) return session;
+        // The operator changed while the password was checked (console-sessions.ts): the sign-in is
+        // judged once more against the operator as it is now: after a role change it signs in with
+        // the new role; after a new password or a disabling it is a wrong one.
+        const now = await this.operators.signIn(await this.operators.account(email), password);
+        const again = now && (await this.sessions.signInOperator(now));
+        if (again) return again;
+      }
+      right = false;
+      return undefined;
+    } finally {
+      if (right) await this.accounts.forgive(account);
+    }
   }
 
   private record(req: FastifyRequest, principal: Principal | null, action: string, target: string, outcome: number): Promise<void> {

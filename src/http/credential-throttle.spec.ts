@@ -30,6 +30,18 @@ describe('CredentialThrottle without Redis', () => {
     expect(await throttle.failed('a')).toBeUndefined();
   });
 
+  it('a count taken back (forgive) frees its place, never goes below zero, and touches no other address', async () => {
+    for (let i = 0; i < WRONG_CREDENTIALS_PER_WINDOW; i++) await throttle.failed('d');
+    expect(await throttle.blocked('d')).toBe(1);
+    await throttle.forgive('d');
+    expect(await throttle.blocked('d')).toBeUndefined();
+    for (let i = 0; i < WRONG_CREDENTIALS_PER_WINDOW + 2; i++) await throttle.forgive('d');
+    await throttle.forgive('e');
+    for (let i = 0; i < WRONG_CREDENTIALS_PER_WINDOW; i++) expect(await throttle.failed('d')).toBeUndefined();
+    expect(await throttle.failed('d')).toBe(1);
+    expect(await throttle.blocked('e')).toBeUndefined();
+  });
+
   it('at most 5 wrong ones of a burst are let through, however they interleave', async () => {
     const answers = await Promise.all(Array.from({ length: 12 }, () => throttle.failed('c')));
     expect(answers.filter((a) => a === undefined)).toHaveLength(WRONG_CREDENTIALS_PER_WINDOW);

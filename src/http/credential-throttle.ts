@@ -20,8 +20,22 @@ if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return { n, redis.call('PTTL', KEYS[1]) }
 `;
 
+/**
+ * Takes back one count (`forgive`: an attempt counted before it was judged, then judged right). The
+ * count is never taken below zero nor brought back after its window ended; at zero the window is
+ * over, and the next wrong one starts a new one.
+ */
+const FORGIVE = `
+if redis.call('EXISTS', KEYS[1]) == 1 and redis.call('DECR', KEYS[1]) <= 0 then redis.call('DEL', KEYS[1]) end
+return 0
+`;
+
 type Counted = [number, number];
-type Commands = { tccCredentialCount(key: string): Promise<Counted>; tccCredentialFail(key: string, windowMs: number): Promise<Counted> };
+type Commands = {
+  tccCredentialCount(key: string): Promise<Counted>;
+  tccCredentialFail(key: string, windowMs: number): Promise<Counted>;
+  tccCredentialForgive(key: string): Promise<number>;
+};
 
 export interface CredentialThrottleOptions {
   /** Its own connection (jobs/redis.ts, role `limiter`: no offline queue, a short command timeout). */
@@ -52,6 +66,12 @@ export interface CredentialThrottleOptions {
  * something (a session's database read) `blocked` is asked first, and a throttled request is refused
  * before its credential is looked at.
  *
+ * Where judging is slow and costly (a password's scrypt, the sign-in token's tag), an attempt is
+ * counted before it is judged (`failed`) and taken back once it is judged right (`forgive`): a burst
+ * of guesses sent at once then has no more than the limit judged, and the rest refused unjudged —
+ * checked only beforehand, every guess of the burst was judged before the first one was counted,
+ * and a right one among them answered 200 (and each held a scrypt's memory and CPU meanwhile).
+ *
  * Counted in Redis, so every api process shares the count. When Redis is away (or slower than
  * its connection's command timeout), each process counts on its own in memory: the throttle still holds, per process,
  * and the admin API never goes down with Redis.
@@ -68,6 +88,7 @@ export class CredentialThrottle {
     this.redis.on('error', () => undefined);
     this.redis.defineCommand('tccCredentialCount', { numberOfKeys: 1, lua: COUNT });
     this.redis.defineCommand('tccCredentialFail', { numberOfKeys: 1, lua: FAIL });
+    this.redis.defineCommand('tccCredentialForgive', { numberOfKeys: 1, lua: FORGIVE });
   }
 
   /** Seconds (1-60) the address must wait when it is throttled now; undefined when it is not. */
@@ -83,6 +104,20 @@ export class CredentialThrottle {
   async failed(address: string): Promise<number | undefined> {
     const [n, msLeft] = await this.ask(address, true);
     return n > this.limit ? this.seconds(msLeft) : undefined;
+  }
+
+  /**
+   * Takes back a count made by `failed` for an attempt judged right after all (see the class). Where
+   * Redis cannot be asked, the count in this process's memory is taken back: a count made in Redis
+   * just before it went away then stays until its window ends.
+   */
+  async forgive(address: string): Promise<void> {
+    try {
+      await (this.redis as unknown as Commands).tccCredentialForgive(this.keyOf(address));
+    } catch {
+      const entry = this.local.get(address);
+      if (entry && --entry.n <= 0) this.local.delete(address);
+    }
   }
 
   /**
@@ -103,8 +138,12 @@ export class CredentialThrottle {
     this.redis.disconnect();
   }
 
+  private keyOf(address: string): string {
+    return `${this.opts.prefix}:${this.opts.counts ?? 'credential-failures'}:${address}`;
+  }
+
   private async ask(address: string, fail: boolean): Promise<Counted> {
-    const key = `${this.opts.prefix}:${this.opts.counts ?? 'credential-failures'}:${address}`;
+    const key = this.keyOf(address);
     const commands = this.redis as unknown as Commands;
     try {
       const answer = fail ? await commands.tccCredentialFail(key, this.opts.windowMs) : await commands.tccCredentialCount(key);
