@@ -2,14 +2,20 @@ import { statement } from '../../database/db.js';
 
 /** The reservation's deadline: the expiry's own lease, and extending it. State lists are parameters. */
 export const EXPIRY_SQL = {
-  /** The expiry's own lease: the gateway is asked with no other step running on the order. */
+  /**
+   * The expiry's own lease, taken under the order's lock before anything is decided: the order is
+   * still holding, past its deadline and free of any other step (a Confirm's claim committed
+   * meanwhile holds a lease; an Extend moved the deadline), judged on the row as it now stands, and
+   * what its payment has come to read from that same row. The release or the gateway's word follows
+   * under this lease.
+   */
   claimExpiry: statement(
     'orders_claim_expiry',
     `UPDATE orders SET lease_until = now() + make_interval(secs => $2::float8 / 1000),
                        next_action_at = now() + make_interval(secs => $2::float8 / 1000)
       WHERE id = $1 AND status = ANY ($3::text[]) AND reservation_expires_at <= now()
         AND (lease_until IS NULL OR lease_until <= now())
-      RETURNING payment_requested_at IS NOT NULL AS charge_requested, lease_until::text AS lease`,
+      RETURNING payment_requested_at IS NOT NULL AS charge_requested, payment_status, lease_until::text AS lease`,
   ),
 
   /**

@@ -7,11 +7,18 @@ import { MetricsService } from '../../metrics/metrics.service.js';
 import { PaymentGateway } from '../../payments/payment-gateway.js';
 import { OrderScheduler } from '../order-scheduler.js';
 import { paidMove, paymentTo, releaseMove } from '../state/moves.js';
-import { HOLDING, OrderStatus } from '../state/order-state.js';
+import { HOLDING, OrderStatus, PaymentStatus } from '../state/order-state.js';
 import { MoveResult, OrderAnswer, OrderStore, stepLeaseMs } from '../state/order-store.js';
 import { lookUpPayments } from '../state/payment-lookup.js';
 import { REFUND, refundWatchMs } from '../state/refund-state.js';
 import { EXPIRY_SQL } from './expiry.sql.js';
+
+/** The expiry's lease on an order, and what its payment had come to when it was taken. */
+interface ExpiryClaim {
+  lease: string;
+  charge_requested: boolean;
+  payment_status: PaymentStatus | null;
+}
 
 interface ExtendRow {
   status: OrderStatus;
@@ -70,15 +77,21 @@ export class ReservationExpiry {
     return { status: r.status, body: r.body };
   }
 
-  /** At the reservation TTL: a paid order is finished, anything else released. */
+  /**
+   * At the reservation TTL: a paid order is finished, anything else released. Decided under the
+   * expiry's own lease (claimExpiry), never on a read without the order's lock: a Confirm whose
+   * claim was made before the deadline and commits after it, or an Extend, would otherwise find its
+   * order released under it — the charge then made, and refunded, on a CANCELED order.
+   */
   async expire(id: string): Promise<OrderAnswer | undefined> {
     const s = await this.store.state(id);
     if (!s) return undefined;
     if (!HOLDING.includes(s.status) || !s.expired || s.leased) return s; // a charge in flight is awaited
-    const requested = s.payment_status ? s.payment_status === 'capturing' : s.charge_requested;
-    if (!requested) return this.released(await this.store.apply(releaseMove(id, 'CANCELED', 'reservation expired', { refundWatchMs: this.refundWatchMs })));
-    const lease = (await this.db.sql.one<{ lease: string }>(EXPIRY_SQL.claimExpiry, [id, this.leaseMs, HOLDING]))?.lease;
-    if (!lease) return (await this.store.answer(id)) ?? s;
+    const claim = await this.db.sql.one<ExpiryClaim>(EXPIRY_SQL.claimExpiry, [id, this.leaseMs, HOLDING]);
+    if (!claim) return (await this.store.answer(id)) ?? s; // another step holds it, or it is no longer due
+    const { lease } = claim;
+    const requested = claim.payment_status ? claim.payment_status === 'capturing' : claim.charge_requested;
+    if (!requested) return this.released(await this.store.apply(releaseMove(id, 'CANCELED', 'reservation expired', { refundWatchMs: this.refundWatchMs, lease })));
     const lookup = await lookUpPayments(this.gateway, id, undefined);
     const paid = lookup.payments?.find((p) => p.status === 'succeeded');
     const what = s.payment_status ? 'capture' : 'charge';
@@ -94,7 +107,7 @@ export class ReservationExpiry {
     // A held payment that ended by itself needs no void; any other is voided with the release.
     const ended = lookup.payments && !lookup.payments.some((p) => p.status === 'authorized') && lookup.payments.some((p) => p.status === 'expired' || p.status === 'voided');
     const payment = s.payment_status && ended ? { map: paymentTo('expired', ['capturing']) } : undefined;
-    return this.released(await this.store.apply(releaseMove(id, 'CANCELED', reason, { refundWatchMs: this.refundWatchMs, call: lookup.call, payment })));
+    return this.released(await this.store.apply(releaseMove(id, 'CANCELED', reason, { refundWatchMs: this.refundWatchMs, call: lookup.call, payment, lease })));
   }
 
   private async released(r: MoveResult): Promise<OrderAnswer> {

@@ -130,13 +130,14 @@ export function releaseMove(
   id: string,
   to: Extract<OrderStatus, 'PAY_FAILED' | 'CANCELED'>,
   reason: string,
-  opts: { refundWatchMs: number | undefined; addAttempts?: number; call?: Note; notes?: Note[]; data?: Record<string, unknown>; payment?: PaymentChange },
+  opts: { refundWatchMs: number | undefined; addAttempts?: number; call?: Note; notes?: Note[]; data?: Record<string, unknown>; payment?: PaymentChange; lease?: string },
 ): Move {
   return {
     id,
     to,
     from: from(to),
     reason,
+    lease: opts.lease,
     payment: opts.payment ?? RELEASE_PAYMENT,
     stock: 'release',
     failureReason: reason,
