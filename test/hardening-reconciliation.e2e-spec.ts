@@ -119,6 +119,48 @@ describe('the scheduled pass', () => {
   });
 });
 
+describe('the horizon', () => {
+  /** Waits for two passes that end after now: the one running now may have started before the set-up. */
+  async function twoPasses(): Promise<void> {
+    const [{ db_ms }] = await h.db.query<{ db_ms: number }>(`SELECT extract(epoch FROM now()) * 1000 AS db_ms`);
+    await waitFor('a pass after the set-up', async () => Number((await jobState())?.lastSuccessMs) > Number(db_ms), 15_000, 100);
+    const first = Number((await jobState()).lastSuccessMs);
+    await waitFor('one more pass', async () => Number((await jobState())?.lastSuccessMs) > first, 15_000, 100);
+  }
+
+  it('an order still watched for a refund holds the cursor until its watch ends: a charge that lands after the watch is found, and so is the order behind it', async () => {
+    const s = uniqueSku('REC3');
+    expect((await h.api.putSku(s, 10, 1000)).status).toBe(200);
+    // Released while its charge request may have reached the gateway: watched for a refund — for an
+    // hour here, with the watch's own next look an hour away too.
+    const watched = (await h.api.order(randomUUID(), { customerId: 'c-rec', items: [{ sku: s, quantity: 1 }] })).body.id as string;
+    await h.db.query(`UPDATE orders SET payment_requested_at = now(), payment_sent_at = now() WHERE id = $1`, [watched]);
+    expect((await h.api.post(`/orders/${watched}/cancel`)).status).toBe(200);
+    await h.db.query(
+      `UPDATE orders SET created_at = now() - interval '1 hour', refund_check_until = now() + interval '1 hour', refund_next_at = now() + interval '1 hour' WHERE id = $1`,
+      [watched],
+    );
+    // Behind it, a settled order with a capture too many.
+    const behind = (await h.api.order(randomUUID(), { customerId: 'c-rec', items: [{ sku: s, quantity: 1 }] })).body.id as string;
+    expect((await h.api.post(`/orders/${behind}/confirm`, {})).status).toBe(200);
+    await strayCapture(behind);
+    await h.db.query(`UPDATE orders SET created_at = now() - interval '1 hour' + interval '1 second' WHERE id = $1`, [behind]);
+
+    await twoPasses();
+    const [{ at }] = await h.db.query<{ at: string }>(`SELECT created_at::text AS at FROM orders WHERE id = $1`, [watched]);
+    const cursor = (await jobState()).cursor;
+    expect(new Date(cursor.createdAt).getTime()).toBeLessThan(new Date(at).getTime());
+    expect(await attention(behind)).toBe(false);
+
+    // The charge lands after all, and the watch ends without having seen it.
+    await strayCapture(watched);
+    await h.db.query(`UPDATE orders SET refund_check_until = now() - interval '1 second' WHERE id = $1`, [watched]);
+    await waitFor('the pass to find the charge on the released order', () => attention(watched), 30_000, 250);
+    await waitFor('and the order behind it', () => attention(behind), 30_000, 250);
+    await waitFor('the gateway to have refunded the charge', async () => (await h.sim.chargesFor(watched)).netCapturedMinor === 0, 30_000, 250);
+  });
+});
+
 describe('after an operator fixed it', () => {
   it('a duplicate capture refunded at the gateway and acknowledged is not raised again by the next pass', async () => {
     const order = ids[ORDERS - 3]; // flagged by the scheduled pass above

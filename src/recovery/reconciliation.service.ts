@@ -10,9 +10,10 @@ import { voidKey } from '../orders/cancel/hold-release.js';
 import { captureKey } from '../orders/confirm/capture.js';
 import { Note, paymentTo } from '../orders/state/moves.js';
 import { callOnlyMove, paymentMove } from '../orders/state/payment-moves.js';
-import { OrderStore } from '../orders/state/order-store.js';
+import { OrderStore, stepLeaseMs } from '../orders/state/order-store.js';
 import { GatewayPayment, isOpenHold } from '../payments/gateway.types.js';
 import { PaymentGateway } from '../payments/payment-gateway.js';
+import { refundWatchMs } from '../orders/state/refund-state.js';
 import { PeriodicJobs } from '../database/periodic.js';
 import { capturedMinor, findMismatch, Mismatch, SentOrder } from './mismatch.js';
 import { RECOVERY_SQL } from './recovery.sql.js';
@@ -30,6 +31,14 @@ export interface ReconciliationReport {
 interface Cursor {
   createdAt: string;
   id: string;
+}
+
+/** The first order the scheduled pass may not pass yet (recovery.sql.ts, unsettledFirst). */
+interface Horizon {
+  id: string;
+  created_at: string;
+  status: string;
+  refund_watching: boolean;
 }
 
 const PAGE = 200;
@@ -95,12 +104,17 @@ export class ReconciliationService implements OnApplicationBootstrap {
     const saved = (await this.db.sql.one<{ state: { cursor?: Cursor } }>(RECOVERY_SQL.jobState, ['reconciliation']))?.state;
     let cursor = saved?.cursor;
     const report: ReconciliationReport = { checked: 0, mismatches: [], truncated: false, unreachable: [] };
-    // Only orders past any possible TTL: every one of them is finished, so the cursor never passes
-    // an order that could still turn into something to check.
-    const settleMs = this.config.env.RESERVATION_MAX_TTL_MS + this.config.env.PAYMENT_TIMEOUT_MS * 2 + 60_000;
+    // Only orders past any possible TTL and the steps that can follow it — an attempt's lease, the
+    // lookup, the refund watch — and never past the first one still holding or still watched (the
+    // horizon): every order the cursor passes is settled, so it never passes one that could still
+    // turn into something to check (a charge landing after the watch: only this pass finds it).
+    const env = this.config.env;
+    const settleMs = env.RESERVATION_MAX_TTL_MS + stepLeaseMs(env) + env.PAYMENT_TIMEOUT_MS * 2 + refundWatchMs(env) + 60_000;
+    cursor ??= await this.firstCursor();
+    const horizon = await this.db.sql.one<Horizon>(RECOVERY_SQL.unsettledFirst, [TERMINAL, FIRST_WINDOW_MS * 30, cursor.createdAt, cursor.id, settleMs]);
     for (;;) {
       if (this.periodic.stopped()) break;
-      const page = await this.page(FIRST_WINDOW_MS * 30, cursor ?? (await this.firstCursor()), settleMs);
+      const page = await this.page(FIRST_WINDOW_MS * 30, cursor, settleMs, horizon);
       await this.check(page, true, report);
       if (page.length === 0 || report.unreachable.length > 0) break; // the gateway did not answer: this page again next time
       const last = page[page.length - 1];
@@ -112,7 +126,9 @@ export class ReconciliationService implements OnApplicationBootstrap {
       const [{ now_ms }] = await this.db.sql.rows<{ now_ms: number }>(RECOVERY_SQL.dbNow);
       await this.db.sql.exec(RECOVERY_SQL.saveJobState, ['reconciliation', JSON.stringify({ lastSuccessMs: Number(now_ms) })]);
     }
-    this.logger.log({ checked: report.checked, mismatches: report.mismatches.length, unreachable: report.unreachable.length }, 'reconciliation pass');
+    // heldBy: the order the pass stopped before, not settled yet (it moves on once that one is).
+    const heldBy = horizon ? { orderId: horizon.id, status: horizon.status, refundWatching: horizon.refund_watching } : undefined;
+    this.logger.log({ checked: report.checked, mismatches: report.mismatches.length, unreachable: report.unreachable.length, heldBy }, 'reconciliation pass');
   }
 
   private async firstCursor(): Promise<Cursor> {
@@ -120,8 +136,8 @@ export class ReconciliationService implements OnApplicationBootstrap {
     return { createdAt: new Date(Number(now_ms) - FIRST_WINDOW_MS).toISOString(), id: '00000000-0000-0000-0000-000000000000' };
   }
 
-  private async page(sinceMs: number, after: Cursor | undefined, settleMs: number): Promise<SentOrder[]> {
-    return this.db.sql.rows<SentOrder>(RECOVERY_SQL.sentPage, [TERMINAL, sinceMs, after?.createdAt ?? null, after?.id ?? null, PAGE, settleMs]);
+  private async page(sinceMs: number, after: Cursor | undefined, settleMs: number, before?: Horizon): Promise<SentOrder[]> {
+    return this.db.sql.rows<SentOrder>(RECOVERY_SQL.sentPage, [TERMINAL, sinceMs, after?.createdAt ?? null, after?.id ?? null, PAGE, settleMs, before?.created_at ?? null, before?.id ?? null]);
   }
 
   private async check(orders: SentOrder[], act: boolean, report: ReconciliationReport): Promise<void> {

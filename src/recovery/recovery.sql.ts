@@ -20,7 +20,25 @@ export const RECOVERY_SQL = {
         AND created_at >= now() - make_interval(secs => $2::float8 / 1000)
         AND created_at <= now() - make_interval(secs => $6::float8 / 1000)
         AND ($3::timestamptz IS NULL OR (created_at, id) > ($3::timestamptz, $4::uuid))
+        AND ($7::timestamptz IS NULL OR (created_at, id) < ($7::timestamptz, $8::uuid))
       ORDER BY created_at, id LIMIT $5`,
+  ),
+
+  /**
+   * The scheduled pass's horizon: the first order after the cursor, within the settled part of the
+   * window ($3, $4, $5 as sentPage's $3, $4, $6), sent to the gateway and not settled yet — still
+   * holding, or still watched for a charge to refund. The pass stops before it, so its cursor never
+   * passes an order that could still turn into something to check.
+   */
+  unsettledFirst: statement(
+    'recovery_unsettled_first',
+    `SELECT id, created_at::text AS created_at, status, coalesce(refund_check_until > now(), false) AS refund_watching
+       FROM orders
+      WHERE payment_requested_at IS NOT NULL AND (status <> ALL ($1::text[]) OR refund_check_until > now())
+        AND created_at >= now() - make_interval(secs => $2::float8 / 1000)
+        AND created_at <= now() - make_interval(secs => $5::float8 / 1000)
+        AND ($3::timestamptz IS NULL OR (created_at, id) > ($3::timestamptz, $4::uuid))
+      ORDER BY created_at, id LIMIT 1`,
   ),
 
   /** Folds the per-statement status deltas into the totals (one transaction: a scrape sees either). */
