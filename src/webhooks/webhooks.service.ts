@@ -64,6 +64,9 @@ function checkUrl(raw: string): void {
  * The operator's side of webhooks: endpoints (secrets go in, never out) and their deliveries.
  * Sending is webhook-delivery.ts; what to send is written by tcc_emit with each state change.
  */
+
+/** Deliveries removed per transaction when an endpoint is deleted (see remove). */
+const REMOVE_BATCH = 5000;
 @Injectable()
 export class WebhooksService {
   private readonly cursor: SignedCursor;
@@ -104,8 +107,19 @@ export class WebhooksService {
     return { resent: await this.db.sql.exec(WEBHOOKS_SQL.retryFailed, [name, FAILED, PENDING]) };
   }
 
+  /**
+   * The endpoint and all its deliveries. Every change that emits an event the endpoint takes locks
+   * its row (the delivery's foreign key) in the change's own transaction — a Try's batch, a Confirm's
+   * move — and gives up after its 500 ms lock timeout. Deleted with the endpoint in one cascade, a
+   * backlog of failed deliveries (kept 30 days) held that row for as long as the cascade took, or as
+   * long as a delivery it had to wait for was being recorded, and checkout answered 503 meanwhile.
+   * So the deliveries go first, a batch at a time, each batch its own short transaction that holds
+   * no lock on the endpoint; the endpoint's own delete then takes only what arrived since.
+   */
   async remove(name: string): Promise<void> {
-    const gone = NAME_PATTERN.test(name) ? await this.db.sql.exec(WEBHOOKS_SQL.remove, [name]) : 0;
+    if (!NAME_PATTERN.test(name)) throw AppError.notFound(`webhook ${name}`);
+    while ((await this.db.sql.exec(WEBHOOKS_SQL.removeDeliveries, [name, REMOVE_BATCH])) === REMOVE_BATCH);
+    const gone = await this.db.sql.exec(WEBHOOKS_SQL.remove, [name]);
     if (!gone) throw AppError.notFound(`webhook ${name}`);
   }
 

@@ -45,7 +45,15 @@ export const WEBHOOKS_SQL = {
       WHERE webhook_name = $1 AND status = $2`,
   ),
   exists: statement('webhooks_exists', `SELECT 1 AS found FROM webhooks WHERE name = $1`),
-  /** Its deliveries go with it (ON DELETE CASCADE). */
+  /**
+   * Up to $2 of an endpoint's deliveries, gone in a transaction of their own: removing an endpoint
+   * takes its deliveries first, a batch at a time, holding no lock on the endpoint meanwhile.
+   */
+  removeDeliveries: statement(
+    'webhooks_remove_deliveries',
+    `DELETE FROM webhook_deliveries WHERE ctid = ANY (ARRAY(SELECT ctid FROM webhook_deliveries WHERE webhook_name = $1 LIMIT $2))`,
+  ),
+  /** Then the endpoint; the deliveries written since the last batch go with it (ON DELETE CASCADE). */
   remove: statement('webhooks_remove', `DELETE FROM webhooks WHERE name = $1`),
 
   /**
