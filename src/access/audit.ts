@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { CURSOR_KEY_PURPOSE, SignedCursor } from '../common/signed-cursor.js';
+import { storableJson, storableText } from '../common/storable-text.js';
 import { DeploymentKey } from '../database/deployment-key.js';
 import { Db } from '../database/db.js';
 import type { Principal } from '../http/actor.js';
@@ -74,11 +75,13 @@ export class AuditLog {
         e.principal?.id ?? null,
         e.principal?.name ?? null,
         e.action,
-        e.target,
+        // What the call named, as it came: a path parameter may hold U+0000 or a lone surrogate
+        // (answered 404), which Postgres cannot store — the entry must be written all the same.
+        e.target === null ? null : storableText(e.target),
         e.outcome,
         e.requestId,
         e.address,
-        JSON.stringify(e.detail ?? {}),
+        storableJson(e.detail ?? {}),
       ]);
     } catch (err) {
       this.logger.error({ action: e.action, outcome: e.outcome, requestId: e.requestId, err: (err as Error).message }, 'an audit entry could not be written');

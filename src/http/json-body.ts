@@ -1,4 +1,5 @@
 import { AppError, FieldError } from '../common/errors.js';
+import { UNSTORABLE } from '../common/storable-text.js';
 
 export const BODY_LIMIT = 64 * 1024;
 /** The one route that takes larger bodies (a catalogue import of up to 10,000 rows), and its limit. */
@@ -14,9 +15,6 @@ export class CsvText {
 }
 export const MAX_DEPTH = 32;
 
-/** U+0000, or a UTF-16 surrogate without its other half: Postgres cannot store either. */
-// eslint-disable-next-line no-control-regex -- U+0000 is exactly what this looks for
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
  * A request body: JSON, whatever the declared content type, with the contract's input rules
