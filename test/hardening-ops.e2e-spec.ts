@@ -225,6 +225,38 @@ describe('9. Postgres refusing connections answers 503 SERVICE_UNAVAILABLE', () 
   });
 });
 
+describe('9. the periodic jobs\' own session (DATABASE_DIRECT_URL) refused while the pool works', () => {
+  it('health says so — 200, `degraded`, `periodicJobs` with the reason — and clears once the jobs elect themselves again', async () => {
+    const proxy = await startPgProxy(h.db.url);
+    try {
+      const { api } = await start({ ROLE: 'all', DATABASE_DIRECT_URL: proxy.url });
+      const health = async () => (await api.get('/health')) as Answer;
+      await waitFor('the jobs to elect themselves', async () => (await health()).body.checks?.periodicJobs?.status === 'up', 10_000, 100);
+      expect((await health()).body.status).toBe('ok');
+      // "too many clients" on the direct session only: the session in use is cut, and no new one is let in.
+      proxy.refuse('53300', 'sorry, too many clients already');
+      await waitFor('health to tell', async () => (await health()).body.checks?.periodicJobs?.status === 'degraded', 15_000, 100);
+      const degraded = await health();
+      expect(degraded.status).toBe(200);
+      expect(degraded.body).toMatchObject({ status: 'degraded', checks: { postgres: { status: 'up' }, periodicJobs: { status: 'degraded', reason: expect.stringMatching(/^DATABASE_DIRECT_URL: /) } } });
+      const ready = await api.get('/health/ready');
+      expect(ready.status).toBe(200);
+      expect(ready.body.checks.periodicJobs.status).toBe('degraded');
+      proxy.pass();
+      await waitFor('the jobs to elect themselves again', async () => (await health()).body.checks?.periodicJobs?.status === 'up', 15_000, 100);
+      expect((await health()).body.status).toBe('ok');
+    } finally {
+      await Promise.all(extra.splice(0).map((svc) => svc.kill()));
+      await proxy.close();
+    }
+  });
+
+  it('an api process runs no periodic job, and says nothing of them', async () => {
+    const { api } = await start({});
+    expect((await api.get('/health')).body.checks.periodicJobs).toBeUndefined();
+  });
+});
+
 describe('10. logs', () => {
   it('after a forced database error: every line is JSON, no token and no query string reached any line', async () => {
     const s = uniqueSku('LOGS');

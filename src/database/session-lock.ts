@@ -48,6 +48,7 @@ export class SessionLocks {
   private connecting: Promise<pg.Client> | undefined;
   /** The session's last query, settled or not: the next one is sent after it. */
   private turn: Promise<unknown> = Promise.resolve();
+  private failure: string | undefined;
 
   constructor(
     private readonly url: string,
@@ -60,15 +61,33 @@ export class SessionLocks {
     private readonly queryTimeoutMs = QUERY_TIMEOUT_MS,
   ) {}
 
+  /**
+   * Why the last election failed (the session could not be opened, or its lock query failed),
+   * until one succeeds again; undefined while elections work. No periodic job of this process runs
+   * meanwhile — health reports it (ops/health.service.ts).
+   */
+  failing(): string | undefined {
+    return this.failure;
+  }
+
   /** Runs `work` only if this process wins the lock `key`, holding it until `work` ends; undefined when another process holds it. */
   async withLock<T>(key: number, work: () => Promise<T>): Promise<T | undefined> {
-    const client = await this.session();
+    let client: pg.Client;
     let locked: boolean | undefined;
     try {
+      client = await this.session();
+    } catch (err) {
+      this.failure = `DATABASE_DIRECT_URL: ${(err as Error).message}`;
+      throw err;
+    }
+    try {
       locked = (await this.query<{ locked: boolean }>(client, 'SELECT pg_try_advisory_lock($1) AS locked', key)).rows[0]?.locked;
+      this.failure = undefined;
     } catch (err) {
       this.drop(client);
-      throw translate(err);
+      const e = translate(err);
+      this.failure = `DATABASE_DIRECT_URL: ${(e as Error).message}`;
+      throw e;
     }
     if (!locked) return undefined;
     try {

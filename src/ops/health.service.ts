@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { toProblem } from '../common/errors.js';
 import { settleWithin } from '../common/with-timeout.js';
+import { AppConfig } from '../config/app-config.js';
 import { Db } from '../database/db.js';
+import { SessionLocks } from '../database/session-lock.js';
 import type { ReplicaState } from '../database/replica-reads.js';
 import { JobScheduler } from '../jobs/job-scheduler.js';
 import { describe, RedisFailures } from '../jobs/redis-failures.js';
@@ -25,6 +27,8 @@ export interface HealthAnswer {
  * a cluster failed CROSSSLOT). A read replica (DATABASE_READ_URL) that lags or is away is
  * "degraded" in both and fails neither: its reads go to the primary meanwhile. Its state comes from
  * the background lag check (database/replica-reads.ts), so a health request adds no round trip to it.
+ * So is a process that runs the periodic jobs but cannot elect itself for them (DATABASE_DIRECT_URL
+ * failing while the pool works): `periodicJobs` degraded, with the reason, from its last election.
  */
 @Injectable()
 export class HealthService {
@@ -32,6 +36,8 @@ export class HealthService {
     private readonly db: Db,
     private readonly jobs: JobScheduler,
     private readonly failures: RedisFailures,
+    private readonly locks: SessionLocks,
+    private readonly config: AppConfig,
   ) {}
 
   live(): HealthAnswer {
@@ -41,7 +47,8 @@ export class HealthService {
   async health(): Promise<HealthAnswer> {
     const checks = await this.checks();
     if (checks.postgres.status === 'up' && checks.redis.status === 'up') {
-      return { status: 200, contentType: 'application/json', body: { status: checks.replica?.status === 'degraded' ? 'degraded' : 'ok', checks } };
+      const degraded = checks.replica?.status === 'degraded' || checks.periodicJobs?.status === 'degraded';
+      return { status: 200, contentType: 'application/json', body: { status: degraded ? 'degraded' : 'ok', checks } };
     }
     return { status: 503, contentType: 'application/problem+json', body: toProblem('SERVICE_UNAVAILABLE', 'a dependency is down', { checks }) };
   }
@@ -52,7 +59,7 @@ export class HealthService {
       return { status: 503, contentType: 'application/problem+json', body: toProblem('SERVICE_UNAVAILABLE', 'Postgres cannot be reached', { checks }) };
     }
     const redisDegraded = checks.redis.status !== 'up';
-    const degraded = redisDegraded || checks.replica?.status === 'degraded';
+    const degraded = redisDegraded || checks.replica?.status === 'degraded' || checks.periodicJobs?.status === 'degraded';
     return {
       status: 200,
       contentType: 'application/json',
@@ -60,7 +67,7 @@ export class HealthService {
     };
   }
 
-  private async checks(): Promise<{ postgres: Check; redis: Check; replica?: ReplicaState }> {
+  private async checks(): Promise<{ postgres: Check; redis: Check; replica?: ReplicaState; periodicJobs?: Check }> {
     const probe = async (work: () => Promise<unknown>): Promise<Check & { error?: string }> => {
       let error: string | undefined;
       const done = work().then(
@@ -79,6 +86,10 @@ export class HealthService {
           ? { status: 'degraded', reason: `${failing.queue} worker: ${failing.reason}` }
           : { status: 'up' };
     const replica = this.db.replica?.state();
-    return { postgres: { status: postgres.status }, redis, ...(replica ? { replica } : {}) };
+    // A process that runs the periodic jobs elects itself on DATABASE_DIRECT_URL: while that fails,
+    // none of them runs here (the sweeper, the poller, reconciliation…), whatever the pool says.
+    const electionFailing = this.config.runsWorkers ? this.locks.failing() : undefined;
+    const periodicJobs: Check | undefined = this.config.runsWorkers ? (electionFailing ? { status: 'degraded', reason: electionFailing } : { status: 'up' }) : undefined;
+    return { postgres: { status: postgres.status }, redis, ...(replica ? { replica } : {}), ...(periodicJobs ? { periodicJobs } : {}) };
   }
 }
