@@ -229,7 +229,12 @@ describe('9. the periodic jobs\' own session (DATABASE_DIRECT_URL) refused while
   it('health says so — 200, `degraded`, `periodicJobs` with the reason — and clears once the jobs elect themselves again', async () => {
     const proxy = await startPgProxy(h.db.url);
     try {
-      const { api } = await start({ ROLE: 'all', DATABASE_DIRECT_URL: proxy.url });
+      const { svc, api } = await start({ ROLE: 'all', DATABASE_DIRECT_URL: proxy.url });
+      const failureLines = () =>
+        svc.logs
+          .flatMap((chunk) => chunk.split('\n'))
+          .filter((l) => l.includes('periodic job failed'))
+          .map((l) => JSON.parse(l) as { job: string; failures: number });
       const health = async () => (await api.get('/health')) as Answer;
       await waitFor('the jobs to elect themselves', async () => (await health()).body.checks?.periodicJobs?.status === 'up', 10_000, 100);
       expect((await health()).body.status).toBe('ok');
@@ -242,6 +247,14 @@ describe('9. the periodic jobs\' own session (DATABASE_DIRECT_URL) refused while
       const ready = await api.get('/health/ready');
       expect(ready.status).toBe(200);
       expect(ready.body.checks.periodicJobs.status).toBe('degraded');
+      // Each failing job says so once in 10 s, not at every run: the webhook poller runs every
+      // 500 ms, each run one refused session — five more of them, and still one line per job.
+      await waitFor('a job to have logged', async () => failureLines().length > 0, 10_000, 50);
+      const refusedBefore = proxy.refused();
+      await waitFor('five more refused elections', async () => proxy.refused() >= refusedBefore + 5, 10_000, 50);
+      const jobs = failureLines().map((l) => l.job);
+      expect(jobs.length).toBe(new Set(jobs).size);
+      expect(failureLines().every((l) => l.failures >= 1)).toBe(true);
       proxy.pass();
       await waitFor('the jobs to elect themselves again', async () => (await health()).body.checks?.periodicJobs?.status === 'up', 15_000, 100);
       expect((await health()).body.status).toBe('ok');

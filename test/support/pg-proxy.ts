@@ -16,6 +16,8 @@ export interface PgProxy {
    * again (the dark ones stay dark).
    */
   blackhole(): void;
+  /** Connections refused so far (each start-up answered with the refusal). */
+  refused(): number;
   close(): Promise<void>;
 }
 
@@ -45,6 +47,7 @@ export async function startPgProxy(databaseUrl: string): Promise<PgProxy> {
   const target = new URL(databaseUrl);
   let refusal: { sqlState: string; message: string } | undefined;
   let dark = false;
+  let refused = 0;
   const open = new Set<net.Socket>();
   const pairs = new Set<[net.Socket, net.Socket]>();
 
@@ -58,6 +61,7 @@ export async function startPgProxy(databaseUrl: string): Promise<PgProxy> {
     }
     if (refusal) {
       const { sqlState, message } = refusal;
+      refused += 1;
       // Wait for the start-up packet (or an SSLRequest), then refuse as the server would.
       client.once('data', (first: Buffer) => {
         const sslRequest = first.length === 8 && first.readInt32BE(4) === 80877103;
@@ -98,6 +102,7 @@ export async function startPgProxy(databaseUrl: string): Promise<PgProxy> {
       refusal = undefined;
       dark = false;
     },
+    refused: () => refused,
     blackhole: () => {
       dark = true;
       for (const [client, upstream] of pairs) {
