@@ -183,6 +183,19 @@ describe('sign-in: counted before it is judged', () => {
     expect(Number(answers[14].headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   });
 
+  it('a sign-in refused 429 before it is judged is audited as a failed one, with the email tried', async () => {
+    const c = from();
+    for (let i = 0; i < 5; i++) expectProblem(await bearer(c, WRONG), 401, 'UNAUTHORIZED');
+    const email = `Throttled-${randomUUID().slice(0, 8)}@Example.test`;
+    expectThrottled(await signIn(c, { email, password: 'never judged here' }));
+    await waitFor(
+      'the audit entry',
+      async () => ((await h.api.admin('GET', '/admin/audit?action=sign_in&limit=1000')).body.data as { target: string; outcome: number }[]).some((e) => e.target === email.toLowerCase() && e.outcome === 429),
+      5_000,
+      100,
+    );
+  });
+
   it('right sign-ins are taken back, not counted: 8 in a row from one address all sign in, and 5 wrong ones still answer 401 before the 429', async () => {
     const { email, password } = await operator();
     const c = from();

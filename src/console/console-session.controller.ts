@@ -50,7 +50,11 @@ export class ConsoleSessionController {
     // more than the limit are judged, the rest refused 429 unjudged (credential-throttle.ts).
     const address = clientAddress(req.raw);
     const waitS = await this.throttle.blocked(address);
-    if (waitS !== undefined) throw tooMany(res, waitS, 'this address');
+    if (waitS !== undefined) {
+      // A failed sign-in, recorded like the others: with the email tried (the body is not judged yet).
+      void this.record(req, null, 'sign_in', triedTarget(raw), 429);
+      throw tooMany(res, waitS, 'this address');
+    }
     const body = validateBody(SignInBody, raw) as SignInBody;
     const withToken = body.token !== undefined;
     if (withToken === (body.email !== undefined || body.password !== undefined) || (!withToken && (body.email === undefined || body.password === undefined))) {
@@ -189,4 +193,11 @@ function accountKey(found: SignInAccount | undefined, email: string): string {
 function tooMany(res: FastifyReply, waitS: number, who: string): AppError {
   res.header('retry-after', String(waitS));
   return new AppError('RATE_LIMITED', `too many wrong credentials from ${who}; try again in ${waitS} s`);
+}
+
+/** Who a sign-in refused before its body is judged tried to be: the email as given (a string of sane length), else the token's way in. */
+function triedTarget(raw: unknown): string {
+  const b = typeof raw === 'object' && raw !== null ? (raw as { email?: unknown; token?: unknown }) : {};
+  if (typeof b.email === 'string' && b.email.length <= 254) return b.email.toLowerCase();
+  return b.token !== undefined ? 'admin token' : 'unknown';
 }
