@@ -223,6 +223,21 @@ describe('concurrency', () => {
   });
 });
 
+describe('the deadline', () => {
+  it('a Confirm after the deadline, before the expiry has run, answers TRANSACTION_CANCELED and releases the stock', async () => {
+    const sku = await newSku(5);
+    const transactionId = `late-${randomUUID()}`;
+    expect(answer(await tcc('try', { transactionId, items: [{ sku, quantity: 2 }], timeoutMs: 60_000 }))).toEqual(ok('RESERVED'));
+    // The deadline passes; its job (a minute away) and the sweeper have not come yet.
+    await h.db.query(`UPDATE participant_branches SET expires_at = now() - interval '1 second' WHERE transaction_id = $1`, [`ext:${transactionId}`]);
+    expect(answer(await tcc('confirm', { transactionId }))).toEqual(refused('TRANSACTION_CANCELED'));
+    expect(await stock(sku)).toEqual(levels(5, 0));
+    expect(answer(await tcc('confirm', { transactionId }))).toEqual(refused('TRANSACTION_CANCELED'));
+    expect(answer(await tcc('cancel', { transactionId }))).toEqual(ok('CANCELED'));
+    expect(await stock(sku)).toEqual(levels(5, 0));
+  });
+});
+
 it('leaves the stock invariant intact', async () => {
   const [row] = await h.db.query<{ n: string }>('SELECT count(*)::text AS n FROM stock WHERE reserved < 0 OR reserved > on_hand');
   expect(row.n).toBe('0');

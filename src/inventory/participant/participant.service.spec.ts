@@ -84,6 +84,10 @@ function world(skus: Record<string, Sku>) {
           if (p[2]) s.on_hand -= r.quantity;
         }
         return [{}];
+      case 'participant_expired': {
+        const b = state.branches.get(p[0]);
+        return b?.status === 'RESERVED' && b.expired ? [{ expired: 1 }] : [];
+      }
       case 'participant_ended':
         state.branches.set(p[0], { ...(state.branches.get(p[0]) ?? { expired: false }), status: p[1] });
         return [];
@@ -216,5 +220,19 @@ describe('ParticipantService', () => {
     expect(w.state.branches.get('ext:paid')?.status).toBe('CONFIRMED');
     expect(w.sku('a')).toEqual({ on_hand: 4, reserved: 0, currency: 'USD' });
     await expect(w.participant.expireDue()).resolves.toBe(0);
+  });
+
+  it('a Confirm of a branch past its deadline, its expiry not run yet (late or lost), cancels it and answers TRANSACTION_CANCELED', async () => {
+    const w = world({ a: usd(5) });
+    await w.participant.reserve('slow', [{ sku: 'a', quantity: 2 }], undefined);
+    w.state.branches.set('ext:slow', { status: 'RESERVED', expired: true });
+    await expect(refusal(w.participant.confirm('slow'))).resolves.toMatchObject({ code: 'TRANSACTION_CANCELED' });
+    expect(w.settleCalls).toEqual([{ tx: 'ext:slow', reference: 'slow', sold: false }]);
+    expect(w.sku('a')).toEqual({ on_hand: 5, reserved: 0, currency: 'USD' });
+    expect(w.expired).toEqual([{ result: 'canceled' }]);
+    // Again, and the expiry arriving after it: nothing more to do.
+    await expect(refusal(w.participant.confirm('slow'))).resolves.toMatchObject({ code: 'TRANSACTION_CANCELED' });
+    await expect(w.participant.expireDue()).resolves.toBe(0);
+    expect(w.sku('a')).toEqual({ on_hand: 5, reserved: 0, currency: 'USD' });
   });
 });

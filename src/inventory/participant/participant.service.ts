@@ -67,8 +67,17 @@ export class ParticipantService {
     return status;
   }
 
+  /**
+   * A branch past its deadline is canceled, whenever its expiry runs (API.md: "a later Confirm
+   * answers TRANSACTION_CANCELED"): a Confirm that finds it so cancels it first, as its expiry would
+   * — the job may be late, or lost with Redis — and answers TRANSACTION_CANCELED.
+   */
   async confirm(transactionId: string): Promise<BranchStatus> {
-    return this.db.tx((sql) => this.confirmIn(sql, external(transactionId)));
+    const id = external(transactionId);
+    const status = await this.db.tx((sql) => this.confirmIn(sql, id));
+    if (status !== 'EXPIRED') return status;
+    if (await this.db.tx((sql) => this.cancelIn(sql, id))) this.metrics.participantExpired.inc({ result: 'canceled' });
+    throw new AppError('TRANSACTION_CANCELED', `transaction ${transactionId} was canceled: its timeout passed`);
   }
 
   async cancel(transactionId: string): Promise<BranchStatus> {
@@ -149,12 +158,14 @@ export class ParticipantService {
     }
   }
 
-  private async confirmIn(sql: Sql, transactionId: string): Promise<BranchStatus> {
+  /** CONFIRMED, or EXPIRED: a reserved branch past its deadline, left for `confirm` to cancel. */
+  private async confirmIn(sql: Sql, transactionId: string): Promise<BranchStatus | 'EXPIRED'> {
     const tryReason = await barrier.lockTry(sql, transactionId);
     if (!tryReason) throw new AppError('NO_RESERVATION', `transaction ${transactionId} has no reservation`);
     if (tryReason === 'cancel' || (await barrier.status(sql, transactionId)) === 'CANCELED') {
       throw new AppError('TRANSACTION_CANCELED', `transaction ${transactionId} was canceled`);
     }
+    if (await sql.one(PARTICIPANT_SQL.expired, [transactionId])) return 'EXPIRED';
     if (await barrier.insert(sql, transactionId, 'confirm', 'confirm')) {
       await sql.rows(BRANCH_STOCK_SQL.settle, [transactionId, transactionId.replace(/^ext:/, ''), true]);
       await sql.exec(PARTICIPANT_SQL.ended, [transactionId, 'CONFIRMED']);
