@@ -261,6 +261,29 @@ describe('faults at the capture (Confirm)', () => {
   });
 });
 
+describe('a crash between the authorization and its record', () => {
+  it('the Try\'s authorization held at the gateway but never recorded, its retry refused 401: PAY_FAILED, and the hold is still found and voided', async () => {
+    const s = uniqueSku('AUTHCRASH');
+    const order = await reserveHeld(h.api, s, 1, 5);
+    const held = await settled(order.id, ['authorized'], ['TRY_SUCCESS']);
+    expect((await h.sim.holdsFor(order.id)).open).toBe(1);
+    // As a process killed after the gateway answered and before it applied the answer leaves it:
+    // the order still authorizing, no attempt counted, its step due.
+    await h.db.query(
+      `UPDATE orders SET payment_status = 'authorizing', authorize_attempts = 0, payment_id = NULL, authorized_minor = NULL, authorization_expires_at = NULL,
+                         lease_until = NULL, next_action_at = now() WHERE id = $1`,
+      [held.id],
+    );
+    await h.sim.script(['refuse_401']);
+    const done = await waitForStatus(h.api, order.id, TERMINAL);
+    expect(done.status).toBe('PAY_FAILED');
+    // The refusal was this request's, not the gateway's word on the order: the money-back round
+    // looks, finds the authorization the first request made, and voids it.
+    await waitFor('the hold to be voided', async () => (await moneyBroken(h.sim, await get(order.id))).length === 0, 20_000, 200);
+    expect(await stock(s)).toMatchObject({ onHand: 5, reserved: 0 });
+  });
+});
+
 describe('the breaker', () => {
   it('an open breaker defers the authorization and the capture (not counted), both complete once it closes', async () => {
     await h.restart({ BREAKER_VOLUME_THRESHOLD: '3', BREAKER_ERROR_THRESHOLD_PERCENT: '50', BREAKER_RESET_TIMEOUT_MS: '1000', CONFIRM_MAX_ATTEMPTS: '8', CONFIRM_RETRY_BASE_MS: '200' });

@@ -112,9 +112,10 @@ export class Authorizations {
         return this.declined(a.id, 'payment declined', { type: 'payment.authorize', data: { ...base, paymentId: outcome.payment.id } }, 'declined');
       case 'refused': {
         // A decline is the gateway's final answer for the order's one key; a refusal is only this
-        // request's. After attempts whose outcome is unknown, one of them may hold the money: the
-        // release watches and voids what it finds (as Confirm's does, confirm.service.ts).
-        const watchMs = a.attemptsBefore > 0 ? this.watchMs : undefined;
+        // request's. After an earlier request — one whose outcome is unknown, or the Try's own,
+        // sent and never recorded (its process died: a background retry counts from 0 then) — the
+        // money may be held: the release watches and voids what it finds (as Confirm's does).
+        const watchMs = a.attemptsBefore > 0 || source !== 'try' ? this.watchMs : undefined;
         const call: Note = { type: 'payment.authorize', data: { ...base, status: outcome.status, detail: outcome.detail } };
         return this.declined(a.id, `authorization refused by the gateway (HTTP ${outcome.status})`, call, 'refused', 'declined', watchMs);
       }
