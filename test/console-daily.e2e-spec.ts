@@ -531,7 +531,11 @@ describe('console: daily operations', () => {
           expect(w.right).toBeLessThanOrEqual(width);
           expect(w.overflow).toBe('auto');
         }
-        if (width === 390) expect(new Set(fit.linkTops).size).toBeGreaterThanOrEqual(1);
+        // On a phone the navigation's links wrap onto more than one line (and every one is on the screen).
+        if (width === 390) {
+          expect(fit.linkRights.length).toBeGreaterThan(1);
+          expect(new Set(fit.linkTops).size).toBeGreaterThan(1);
+        }
       }
     }
     // The SKU's movements are wider than a phone at 1440's layout: on a phone each row is a card,

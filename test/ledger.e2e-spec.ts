@@ -102,8 +102,11 @@ describe('movements', () => {
     const forged = `${Buffer.from(JSON.stringify(['1'])).toString('base64url')}.${sig}`;
     expectValidation(await movements(sku, `?cursor=${encodeURIComponent(forged)}`), /^cursor$/);
     expectValidation(await movements(sku, `?cursor=${payload}`), /^cursor$/);
+    // Two orders at least, so the orders list has a next page and its cursor to try here.
+    for (let i = 0; i < 2; i++) expect((await h.api.order(randomUUID(), { customerId: 'c-led-cursor', items: [{ sku, quantity: 1 }] })).status).toBe(201);
     const orders = await h.api.get('/admin/orders?limit=1', true);
-    if (orders.body.nextCursor) expectValidation(await movements(sku, `?cursor=${encodeURIComponent(orders.body.nextCursor)}`), /^cursor$/);
+    expect(typeof orders.body.nextCursor).toBe('string');
+    expectValidation(await movements(sku, `?cursor=${encodeURIComponent(orders.body.nextCursor)}`), /^cursor$/);
     const catalogue = await h.api.get('/admin/inventory?limit=1', true);
     expectValidation(await movements(sku, `?cursor=${encodeURIComponent(catalogue.body.nextCursor)}`), /^cursor$/);
   });
