@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError } from '../../common/errors.js';
 import { isUuid } from '../../common/uuid.js';
 import { AppConfig } from '../../config/app-config.js';
@@ -44,6 +45,7 @@ export class ReservationExpiry {
   private readonly leaseMs: number;
   private readonly maxTtlMs: number;
   private readonly marginMs: number;
+  private readonly waitMs: number;
 
   constructor(
     private readonly db: Db,
@@ -57,6 +59,7 @@ export class ReservationExpiry {
     this.leaseMs = stepLeaseMs(config.env);
     this.maxTtlMs = config.env.RESERVATION_MAX_TTL_MS;
     this.marginMs = config.env.AUTHORIZATION_MARGIN_MS;
+    this.waitMs = config.env.IDEMPOTENCY_WAIT_MS;
   }
 
   /**
@@ -88,7 +91,7 @@ export class ReservationExpiry {
     if (!s) return undefined;
     if (!HOLDING.includes(s.status) || !s.expired || s.leased) return s; // a charge in flight is awaited
     const claim = await this.db.sql.one<ExpiryClaim>(EXPIRY_SQL.claimExpiry, [id, this.leaseMs, HOLDING]);
-    if (!claim) return (await this.store.answer(id)) ?? s; // another step holds it, or it is no longer due
+    if (!claim) return this.awaitOther(id, s); // another step holds it, or it is no longer due
     const { lease } = claim;
     const requested = claim.payment_status ? claim.payment_status === 'capturing' : claim.charge_requested;
     if (!requested) return this.released(await this.store.apply(releaseMove(id, 'CANCELED', 'reservation expired', { refundWatchMs: this.refundWatchMs, lease })));
@@ -108,6 +111,22 @@ export class ReservationExpiry {
     const ended = lookup.payments && !lookup.payments.some((p) => p.status === 'authorized') && lookup.payments.some((p) => p.status === 'expired' || p.status === 'voided');
     const payment = s.payment_status && ended ? { map: paymentTo('expired', ['capturing']) } : undefined;
     return this.released(await this.store.apply(releaseMove(id, 'CANCELED', reason, { refundWatchMs: this.refundWatchMs, call: lookup.call, payment, lease })));
+  }
+
+  /**
+   * Another step holds the order past its deadline — most often another expiry of it (its job, the
+   * sweeper, a Confirm that came late), releasing it now: its outcome is awaited, up to
+   * IDEMPOTENCY_WAIT_MS, so a late Confirm answers ORDER_CANCELED rather than the order as it was
+   * a moment before. A Confirm's charge in flight is awaited as long, then answered as it stands.
+   */
+  private async awaitOther(id: string, before: OrderAnswer): Promise<OrderAnswer> {
+    const deadline = Date.now() + this.waitMs;
+    for (let pause = 10; ; pause = Math.min(pause * 2, 200)) {
+      const s = await this.store.state(id);
+      if (!s) return before;
+      if (!HOLDING.includes(s.status) || !s.expired || !s.leased || Date.now() + pause >= deadline) return s;
+      await sleep(pause);
+    }
   }
 
   private async released(r: MoveResult): Promise<OrderAnswer> {
