@@ -1,5 +1,5 @@
-import pg from 'pg';
-import { Answer, waitFor } from './support/http.js';
+import { inTransaction, lockWaiters } from './support/database.js';
+import { waitFor } from './support/http.js';
 import { reserve, uniqueSku, waitForStatus, TERMINAL } from './support/orders.js';
 import { useHarness } from './support/harness.js';
 import { HANG_ENV } from './support/service.js';
@@ -90,15 +90,11 @@ it('Confirm racing the expiry: each order is paid or released, never both', asyn
   }
 });
 
-/** The sessions of the file's database waiting for a lock now. */
-const lockWaiters = async () =>
-  (await h.db.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).map((r) => r.pid);
-
 /** Until no session waits for a lock and each of `pids` is idle: what they were doing is committed. */
 const settled = (pids: Set<number>) =>
   waitFor(
     'the waiting sessions to be done with the order',
-    async () => (await lockWaiters()).length === 0 && (await h.db.query(`SELECT 1 FROM pg_stat_activity WHERE pid = ANY ($1::int[]) AND state <> 'idle'`, [[...pids]])).length === 0,
+    async () => (await lockWaiters(h.db)).length === 0 && (await h.db.query(`SELECT 1 FROM pg_stat_activity WHERE pid = ANY ($1::int[]) AND state <> 'idle'`, [[...pids]])).length === 0,
     10_000,
     50,
   );
@@ -106,22 +102,16 @@ const settled = (pids: Set<number>) =>
 it("a Confirm's claim still committing when the TTL passes: the expiry waits for it, then leaves the order to that Confirm", async () => {
   const s = uniqueSku('CLAIMING');
   const order = await reserve(h.api, s, 1);
-  const claim = new pg.Client({ connectionString: h.db.url });
-  await claim.connect();
   const waiters = new Set<number>();
-  try {
-    // Confirm's claim of the order, made before the deadline (its lease, its charge request), not
-    // yet committed: tcc_claim as Confirm calls it, in a transaction held open.
-    await claim.query('BEGIN');
+  // Confirm's claim of the order, made before the deadline (its lease, its charge request), not yet
+  // committed: tcc_claim as Confirm calls it, in a transaction held open until the expiry waits.
+  await inTransaction(h.db, async (claim) => {
     const [c] = (await claim.query(`SELECT r_claimed FROM tcc_claim(ARRAY[$1]::uuid[], ARRAY['tok_ok'], ARRAY[false], 20000, ARRAY['TRY_SUCCESS', 'CONFIRM_PENDING'], NULL, NULL, NULL)`, [order.id])).rows;
     expect(c.r_claimed).toBe(true);
     // Past the deadline the expiry (its job, or the sweeper) reaches the order and waits for the claim's lock.
-    await waitFor('the expiry to wait for the claim', async () => (await lockWaiters()).map((pid) => waiters.add(pid)).length > 0, 15_000, 50);
-    await claim.query('COMMIT');
-    await settled(waiters);
-  } finally {
-    await claim.end();
-  }
+    await waitFor('the expiry to wait for the claim', async () => (await lockWaiters(h.db)).map((pid) => waiters.add(pid)).length > 0, 15_000, 50);
+  });
+  await settled(waiters);
   // The claim committed first: its charge may be on its way, so the order still holds its stock.
   expect((await h.api.get(`/orders/${order.id}`)).body.status).toBe('TRY_SUCCESS');
   expect((await h.api.get(`/inventory/${s}`)).body).toMatchObject({ reserved: 1 });
@@ -130,23 +120,17 @@ it("a Confirm's claim still committing when the TTL passes: the expiry waits for
 it('an Extend sent before the TTL and committed after it: the expiry, waiting behind it, finds the new deadline and releases nothing', async () => {
   const s = uniqueSku('EXTENDING');
   const order = await reserve(h.api, s, 1);
-  const holder = new pg.Client({ connectionString: h.db.url });
-  await holder.connect();
   const waiters = new Set<number>();
-  let extended: Promise<Answer> | undefined;
-  try {
-    // Another transaction holds the order's row (a Cancel or a claim on its way), so the Extend,
-    // sent well before the deadline, waits; past the deadline the expiry waits behind it.
-    await holder.query('BEGIN');
+  // Another transaction holds the order's row (a Cancel or a claim on its way), so the Extend,
+  // sent well before the deadline, waits; past the deadline the expiry waits behind it.
+  const extended = await inTransaction(h.db, async (holder) => {
     await holder.query('SELECT 1 FROM orders WHERE id = $1 FOR UPDATE', [order.id]);
-    extended = h.api.post(`/orders/${order.id}/extend`, { extendByMs: 20_000 });
-    await waitFor('the Extend and then the expiry to wait', async () => (await lockWaiters()).map((pid) => waiters.add(pid)).length >= 2, 15_000, 50);
-    await holder.query('COMMIT');
-    await settled(waiters);
-  } finally {
-    await holder.end();
-  }
-  const answer = await extended!;
+    const sent = h.api.post(`/orders/${order.id}/extend`, { extendByMs: 20_000 });
+    await waitFor('the Extend and then the expiry to wait', async () => (await lockWaiters(h.db)).map((pid) => waiters.add(pid)).length >= 2, 15_000, 50);
+    return { sent }; // awaited once the transaction has committed: the Extend waits for it
+  });
+  await settled(waiters);
+  const answer = await extended.sent;
   expect(answer.status).toBe(200);
   expect((await h.api.get(`/orders/${order.id}`)).body).toMatchObject({ status: 'TRY_SUCCESS', reservationExpiresAt: answer.body.reservationExpiresAt });
   expect((await h.api.get(`/inventory/${s}`)).body).toMatchObject({ reserved: 1 });

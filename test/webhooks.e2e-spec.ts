@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import pg from 'pg';
+import { inTransaction, lockWaiters } from './support/database.js';
 import { useHarness } from './support/harness.js';
 import { client, waitFor } from './support/http.js';
 import { reserve, uniqueSku } from './support/orders.js';
@@ -464,26 +464,15 @@ describe('removing an endpoint', () => {
     // A transaction holds the endpoint's deliveries, as the recording of an attempt does for its
     // own. A delete that takes the endpoint's row first then waits for them, and every Try that
     // emits to the endpoint waits for that row — longer than a Try's lock timeout and its retries.
-    const holder = new pg.Client({ connectionString: h.db.url });
-    await holder.connect();
-    let removed: Promise<{ status: number }> | undefined;
-    try {
-      await holder.query('BEGIN');
+    const removed = await inTransaction(h.db, async (holder) => {
       await holder.query(`SELECT 1 FROM webhook_deliveries WHERE webhook_name = 'going' FOR UPDATE`);
-      removed = h.api.admin('DELETE', '/admin/webhooks/going');
-      await waitFor(
-        'the delete to wait for the deliveries',
-        async () => (await h.db.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).length > 0,
-        10_000,
-        50,
-      );
+      const sent = h.api.admin('DELETE', '/admin/webhooks/going');
+      await waitFor('the delete to wait for the deliveries', async () => (await lockWaiters(h.db)).length > 0, 10_000, 50);
       const trys = await Promise.all(Array.from({ length: 4 }, () => h.api.order(randomUUID(), { customerId: 'c-going', items: [{ sku: first.items[0].sku, quantity: 1 }] })));
       expect(trys.map((t) => t.status)).toEqual([201, 201, 201, 201]);
-    } finally {
-      await holder.query('COMMIT').catch(() => undefined);
-      await holder.end();
-    }
-    expect((await removed!).status).toBe(204);
+      return { sent }; // awaited once the transaction has committed: the delete waits for it
+    });
+    expect((await removed.sent).status).toBe(204);
     expect((await h.api.admin('GET', '/admin/webhooks/going/deliveries')).status).toBe(404);
     expect(await h.db.query(`SELECT 1 FROM webhook_deliveries WHERE webhook_name = 'going'`)).toEqual([]);
   });

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { createTestDatabase, TestDatabase } from '../support/database.js';
+import { waitingOnLock } from '../support/database.js';
+import { useSessions } from '../support/medium.js';
 
 /**
  * Two imports naming the same two SKUs, A and B, while other writers create them
@@ -14,31 +15,7 @@ import { createTestDatabase, TestDatabase } from '../support/database.js';
 const IMPORT = `SELECT r_outcome FROM tcc_inventory_import($1::text[], $2::text[], $3::bigint[], $4::text[], $5::int[], $6::text[], $7::int[], $8::int[], $9, $10)`;
 const importArgs = (skus: string[], price: number) => [skus, skus.map(() => null), skus.map(() => price), skus.map(() => 'USD'), skus.map(() => null), skus.map(() => 'default'), skus.map(() => 5), skus.map(() => null), 'admin', null];
 
-let db: TestDatabase;
-const clients: pg.Client[] = [];
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  for (let i = 0; i < 4; i++) {
-    const c = new pg.Client({ connectionString: db.url });
-    await c.connect();
-    clients.push(c);
-  }
-});
-
-afterAll(async () => {
-  await Promise.all(clients.map((c) => c.end()));
-  await db?.drop();
-});
-
-/** Resolves once the backend `pid` waits for a lock. */
-async function waitingOnLock(pid: number): Promise<void> {
-  for (const end = Date.now() + 10_000; Date.now() < end; await new Promise((r) => setTimeout(r, 10))) {
-    const rows = await db.query<{ w: string | null }>(`SELECT wait_event_type AS w FROM pg_stat_activity WHERE pid = $1`, [pid]);
-    if (rows[0]?.w === 'Lock') return;
-  }
-  throw new Error(`backend ${pid} never waited for a lock`);
-}
+const s = useSessions(4);
 
 async function importIn(c: pg.Client, skus: string[], price: number): Promise<string> {
   await c.query('BEGIN');
@@ -53,7 +30,7 @@ async function importIn(c: pg.Client, skus: string[], price: number): Promise<st
 }
 
 it('two imports, one seeing a SKU as new that the other sees as existing: both succeed, every round', async () => {
-  const [creatorA, creatorB, k, l] = clients;
+  const [creatorA, creatorB, k, l] = s.clients;
   const pidOf = async (c: pg.Client) => (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
   const [kPid, lPid] = [await pidOf(k), await pidOf(l)];
   const tag = randomBytes(3).toString('hex').toUpperCase();
@@ -65,10 +42,10 @@ it('two imports, one seeing a SKU as new that the other sees as existing: both s
     await creatorB.query('BEGIN');
     await creatorB.query(`INSERT INTO skus (sku, price_minor, currency) VALUES ($1, 100, 'USD')`, [b]);
     const kDone = importIn(k, [a, b], 100);
-    await waitingOnLock(kPid); // K: both new; creating A, it waits for A's creator
+    await waitingOnLock(s.db, kPid); // K: both new; creating A, it waits for A's creator
     await creatorB.query('COMMIT');
     const lDone = importIn(l, [a, b], 200);
-    await waitingOnLock(lPid); // L: B existing (a price to change), A new, waiting for A's creator
+    await waitingOnLock(s.db, lPid); // L: B existing (a price to change), A new, waiting for A's creator
     await creatorA.query('COMMIT');
     outcomes.push(await Promise.allSettled([kDone, lDone]));
   }

@@ -36,3 +36,38 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     },
   };
 }
+
+/** The backends of `db` waiting for a lock now. */
+export async function lockWaiters(db: TestDatabase): Promise<number[]> {
+  return (await db.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).map((r) => r.pid);
+}
+
+/** Resolves once backend `pid` waits for a lock; throws after 10 s. */
+export async function waitingOnLock(db: TestDatabase, pid: number): Promise<void> {
+  for (const end = Date.now() + 10_000; Date.now() < end; await new Promise((r) => setTimeout(r, 10))) {
+    const rows = await db.query<{ w: string | null }>(`SELECT wait_event_type AS w FROM pg_stat_activity WHERE pid = $1`, [pid]);
+    if (rows[0]?.w === 'Lock') return;
+  }
+  throw new Error(`backend ${pid} never waited for a lock`);
+}
+
+/**
+ * Runs `work` in a transaction on a connection of its own to `db` — a transaction another one
+ * meets mid-way (a row or a lock it holds) — committed once `work` ends, rolled back if it throws;
+ * the connection closed either way.
+ */
+export async function inTransaction<T>(db: TestDatabase, work: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: db.url });
+  await c.connect();
+  try {
+    await c.query('BEGIN');
+    const result = await work(c);
+    await c.query('COMMIT');
+    return result;
+  } catch (err) {
+    await c.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    await c.end();
+  }
+}

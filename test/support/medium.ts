@@ -43,3 +43,25 @@ export function useRolledBack(): RolledBack {
   };
   return r;
 }
+
+/**
+ * For a medium spec whose transactions meet each other: a database of its own (cloned from the
+ * migrated template) and `count` connections to it, each a session of its own, committing for real.
+ * Registers its own beforeAll/afterAll.
+ */
+export function useSessions(count: number): { db: TestDatabase; clients: pg.Client[] } {
+  const s = { clients: [] as pg.Client[] } as { db: TestDatabase; clients: pg.Client[] };
+  beforeAll(async () => {
+    s.db = await createTestDatabase();
+    for (let i = 0; i < count; i++) {
+      const c = new pg.Client({ connectionString: s.db.url });
+      await c.connect();
+      s.clients.push(c);
+    }
+  });
+  afterAll(async () => {
+    await Promise.all(s.clients.map((c) => c.end()));
+    await s.db?.drop();
+  });
+  return s;
+}
