@@ -72,21 +72,16 @@ export class SessionLocks {
 
   /** Runs `work` only if this process wins the lock `key`, holding it until `work` ends; undefined when another process holds it. */
   async withLock<T>(key: number, work: () => Promise<T>): Promise<T | undefined> {
-    let client: pg.Client;
+    let client: pg.Client | undefined;
     let locked: boolean | undefined;
     try {
       client = await this.session();
-    } catch (err) {
-      this.failure = `DATABASE_DIRECT_URL: ${(err as Error).message}`;
-      throw err;
-    }
-    try {
       locked = (await this.query<{ locked: boolean }>(client, 'SELECT pg_try_advisory_lock($1) AS locked', key)).rows[0]?.locked;
       this.failure = undefined;
     } catch (err) {
-      this.drop(client);
-      const e = translate(err);
-      this.failure = `DATABASE_DIRECT_URL: ${(e as Error).message}`;
+      if (client) this.drop(client);
+      const e = translate(err) as Error;
+      this.failure = `DATABASE_DIRECT_URL: ${e.message}`;
       throw e;
     }
     if (!locked) return undefined;

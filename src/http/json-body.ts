@@ -15,7 +15,6 @@ export class CsvText {
 }
 export const MAX_DEPTH = 32;
 
-
 /**
  * A request body: JSON, whatever the declared content type, with the contract's input rules
  * applied to every value before anything else looks at it. Empty means no body.

@@ -47,8 +47,7 @@ export class HealthService {
   async health(): Promise<HealthAnswer> {
     const checks = await this.checks();
     if (checks.postgres.status === 'up' && checks.redis.status === 'up') {
-      const degraded = checks.replica?.status === 'degraded' || checks.periodicJobs?.status === 'degraded';
-      return { status: 200, contentType: 'application/json', body: { status: degraded ? 'degraded' : 'ok', checks } };
+      return { status: 200, contentType: 'application/json', body: { status: softlyDegraded(checks) ? 'degraded' : 'ok', checks } };
     }
     return { status: 503, contentType: 'application/problem+json', body: toProblem('SERVICE_UNAVAILABLE', 'a dependency is down', { checks }) };
   }
@@ -59,7 +58,7 @@ export class HealthService {
       return { status: 503, contentType: 'application/problem+json', body: toProblem('SERVICE_UNAVAILABLE', 'Postgres cannot be reached', { checks }) };
     }
     const redisDegraded = checks.redis.status !== 'up';
-    const degraded = redisDegraded || checks.replica?.status === 'degraded' || checks.periodicJobs?.status === 'degraded';
+    const degraded = redisDegraded || softlyDegraded(checks);
     return {
       status: 200,
       contentType: 'application/json',
@@ -88,8 +87,16 @@ export class HealthService {
     const replica = this.db.replica?.state();
     // A process that runs the periodic jobs elects itself on DATABASE_DIRECT_URL: while that fails,
     // none of them runs here (the sweeper, the poller, reconciliation…), whatever the pool says.
-    const electionFailing = this.config.runsWorkers ? this.locks.failing() : undefined;
-    const periodicJobs: Check | undefined = this.config.runsWorkers ? (electionFailing ? { status: 'degraded', reason: electionFailing } : { status: 'up' }) : undefined;
+    const periodicJobs = this.config.runsWorkers ? electionCheck(this.locks.failing()) : undefined;
     return { postgres: { status: postgres.status }, redis, ...(replica ? { replica } : {}), ...(periodicJobs ? { periodicJobs } : {}) };
   }
+}
+
+/** What makes either answer `degraded` and neither fail: the replica, and the periodic jobs' election. */
+function softlyDegraded(checks: { replica?: ReplicaState; periodicJobs?: Check }): boolean {
+  return checks.replica?.status === 'degraded' || checks.periodicJobs?.status === 'degraded';
+}
+
+function electionCheck(failing: string | undefined): Check {
+  return failing ? { status: 'degraded', reason: failing } : { status: 'up' };
 }

@@ -50,6 +50,9 @@ function view(r: DeliveryRow): DeliveryView {
 }
 
 /** Bad URL: a validation error on `url` (never a 500, whatever `new URL` makes of it). */
+/** Deliveries removed per transaction when an endpoint is deleted (see remove). */
+const REMOVE_BATCH = 5000;
+
 function checkUrl(raw: string): void {
   let protocol: string;
   try {
@@ -64,9 +67,6 @@ function checkUrl(raw: string): void {
  * The operator's side of webhooks: endpoints (secrets go in, never out) and their deliveries.
  * Sending is webhook-delivery.ts; what to send is written by tcc_emit with each state change.
  */
-
-/** Deliveries removed per transaction when an endpoint is deleted (see remove). */
-const REMOVE_BATCH = 5000;
 @Injectable()
 export class WebhooksService {
   private readonly cursor: SignedCursor;
