@@ -102,7 +102,7 @@ export const ADMIN_SQL = {
    */
   acknowledge: statement(
     'admin_acknowledge',
-    `WITH u AS (UPDATE orders SET needs_attention = false, attention_reason = NULL, updated_at = greatest(clock_timestamp(), updated_at + interval '1 microsecond'),
+    `WITH u AS (UPDATE orders SET needs_attention = false, attention_reason = NULL, updated_at = tcc_order_stamp(updated_at),
                               refund_status = CASE WHEN refund_status = $3 THEN $4 ELSE refund_status END,
                               refund_owed_at = CASE WHEN refund_status = $3 THEN now() ELSE refund_owed_at END
                  WHERE id = $1 AND needs_attention RETURNING id)

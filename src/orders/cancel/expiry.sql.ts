@@ -33,7 +33,7 @@ export const EXPIRY_SQL = {
                     CROSS JOIN LATERAL (SELECT least(o.created_at + make_interval(secs => $3::float8 / 1000),
                                                      o.authorization_expires_at - make_interval(secs => $5::float8 / 1000)) AS at) cap
                    WHERE o.id = $1 FOR NO KEY UPDATE OF o),
-     u AS (UPDATE orders o SET reservation_expires_at = cur.target, updated_at = greatest(clock_timestamp(), o.updated_at + interval '1 microsecond')
+     u AS (UPDATE orders o SET reservation_expires_at = cur.target, updated_at = tcc_order_stamp(o.updated_at)
              FROM cur WHERE o.id = cur.id AND cur.status = ANY ($4::text[]) AND NOT cur.expired AND cur.target > cur.reservation_expires_at
            RETURNING o.id, o.reservation_expires_at, tcc_order_json(o)::text AS body),
      ev AS (INSERT INTO order_events (order_id, type, data)

@@ -56,7 +56,7 @@ export const REFUND_SQL = {
               refund_next_at = now(),
               refund_owed_at = CASE WHEN refund_status = ANY ($5::text[]) THEN coalesce(refund_owed_at, now()) ELSE now() END,
               refund_check_until = greatest(coalesce(refund_check_until, now()), now() + make_interval(secs => $2::float8 / 1000)),
-              updated_at = greatest(clock_timestamp(), updated_at + interval '1 microsecond')
+              updated_at = tcc_order_stamp(updated_at)
         WHERE id = $1 RETURNING id)
      INSERT INTO order_events (order_id, type, data) SELECT id, 'refund.owed', $6::jsonb FROM u`,
   ),

@@ -126,8 +126,7 @@ BEGIN
         refund_check_until = CASE WHEN w.owes_refund_check THEN now() + make_interval(secs => w.refund_watch_ms / 1000) ELSE o.refund_check_until END,
         refund_next_at = CASE WHEN w.owes_refund_check THEN now() ELSE o.refund_next_at END,
         refund_owed_at = CASE WHEN w.owes_refund_check THEN coalesce(o.refund_owed_at, now()) ELSE o.refund_owed_at END,
-        -- Later than the order's last change, whatever time this statement began: the events' order (API.md, "Webhooks").
-        updated_at = greatest(clock_timestamp(), o.updated_at + interval '1 microsecond')
+        updated_at = tcc_order_stamp(o.updated_at)
       FROM winning w WHERE o.id = w.id AND o.id = ANY (ARRAY(SELECT w2.id FROM winning w2))
     RETURNING o.id),
   -- Through the barrier: a branch commits or releases at most once; only the rows it inserted move stock.
@@ -217,7 +216,7 @@ BEGIN
     owed AS (
       UPDATE orders o SET refund_status = p_refund_pending, refund_next_at = now(),
              refund_check_until = greatest(coalesce(o.refund_check_until, now()), now() + make_interval(secs => m.refund_watch_ms / 1000)),
-             refund_owed_at = coalesce(o.refund_owed_at, now()), updated_at = greatest(clock_timestamp(), o.updated_at + interval '1 microsecond')
+             refund_owed_at = coalesce(o.refund_owed_at, now()), updated_at = tcc_order_stamp(o.updated_at)
         FROM moves m
        WHERE o.id = m.id AND o.id = ANY (ARRAY(SELECT m2.id FROM moves m2)) AND m.owe_refund_if_lost AND NOT (m.id = ANY (v_won))
          AND o.status = ANY (p_terminal) AND o.status <> 'CONFIRM_SUCCESS'

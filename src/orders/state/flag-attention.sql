@@ -10,8 +10,7 @@ SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off
 AS $fn$
 BEGIN
   -- Raise the flag, unless it is raised already.
-  UPDATE orders SET needs_attention = true, attention_reason = p_reason,
-         updated_at = greatest(clock_timestamp(), updated_at + interval '1 microsecond') WHERE id = p_id AND NOT needs_attention;
+  UPDATE orders SET needs_attention = true, attention_reason = p_reason, updated_at = tcc_order_stamp(updated_at) WHERE id = p_id AND NOT needs_attention;
   IF NOT FOUND THEN RETURN false; END IF;
   -- The timeline says why; the outbox tells subscribers.
   INSERT INTO order_events (order_id, type, data) VALUES (p_id, 'attention.needed', jsonb_build_object('reason', p_reason) || coalesce(p_data, '{}'::jsonb));
