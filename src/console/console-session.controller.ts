@@ -52,8 +52,7 @@ export class ConsoleSessionController {
     const waitS = await this.throttle.blocked(address);
     if (waitS !== undefined) {
       // A failed sign-in, recorded like the others: with the email tried (the body is not judged yet).
-      void this.record(req, null, 'sign_in', triedTarget(raw), 429);
-      throw tooMany(res, waitS, 'this address');
+      throw this.refused(req, res, triedTarget(raw), waitS, 'this address');
     }
     const body = validateBody(SignInBody, raw) as SignInBody;
     const withToken = body.token !== undefined;
@@ -64,8 +63,7 @@ export class ConsoleSessionController {
     const target = withToken ? 'admin token' : body.email!.toLowerCase();
     const wait = await this.throttle.failed(address);
     if (wait !== undefined) {
-      void this.record(req, null, 'sign_in', target, 429);
-      throw tooMany(res, wait, 'this address');
+      throw this.refused(req, res, target, wait, 'this address');
     }
     // Counted as wrong unless judged otherwise: a right one, or one refused unjudged (its account's
     // throttle) or not judged at all (the database away), is taken back.
@@ -96,13 +94,11 @@ export class ConsoleSessionController {
     const account = accountKey(found, email);
     const waitS = await this.accounts.blocked(account);
     if (waitS !== undefined) {
-      void this.record(req, null, 'sign_in', email.toLowerCase(), 429);
-      throw tooMany(res, waitS, 'this account');
+      throw this.refused(req, res, email.toLowerCase(), waitS, 'this account');
     }
     const wait = await this.accounts.failed(account);
     if (wait !== undefined) {
-      void this.record(req, null, 'sign_in', email.toLowerCase(), 429);
-      throw tooMany(res, wait, 'this account');
+      throw this.refused(req, res, email.toLowerCase(), wait, 'this account');
     }
     let right = true;
     try {
@@ -122,6 +118,12 @@ export class ConsoleSessionController {
     } finally {
       if (right) await this.accounts.forgive(account);
     }
+  }
+
+  /** A sign-in refused 429 by a throttle: audited as a failed one, with who it tried to be. */
+  private refused(req: FastifyRequest, res: FastifyReply, target: string, waitS: number, who: string): AppError {
+    void this.record(req, null, 'sign_in', target, 429);
+    return tooMany(res, waitS, who);
   }
 
   private record(req: FastifyRequest, principal: Principal | null, action: string, target: string, outcome: number): Promise<void> {
