@@ -158,6 +158,32 @@ describe('Confirm captures, Cancel voids', () => {
     expect(force_confirmed).toBe(false);
     expect((await events(b.id)).filter((e) => e.type === 'operator.force_confirm')).toEqual([expect.objectContaining({ data: expect.objectContaining({ reason: 'customer on the phone', capture: true }) })]);
   });
+
+  it('force-confirm while a Confirm’s capture is in flight awaits it and answers its outcome, one capture in all', async () => {
+    const o = await reserveHeld(h.api, uniqueSku('FKF'), 1);
+    await h.sim.setFaults({ hangMs: 600, captureScript: ['slow_ok'] });
+    const confirming = h.api.post(`/orders/${o.id}/confirm`);
+    await waitFor('the capture in flight', async () => (await h.db.query(`SELECT 1 FROM orders WHERE id = $1 AND lease_until > now()`, [o.id])).length === 1);
+    const forced = await h.api.admin('POST', `/admin/orders/${o.id}/force-confirm`, { reason: 'customer on the phone' });
+    expect(forced.status).toBe(200);
+    expect(forced.body).toMatchObject({ status: 'CONFIRM_SUCCESS', payment: { status: 'captured', capturedMinor: 1000 } });
+    expect((await confirming).body).toMatchObject({ status: 'CONFIRM_SUCCESS' });
+    expect(await moneyBroken(h.sim, forced.body)).toEqual([]);
+  });
+
+  it('force-confirm while a classic order’s charge is in flight awaits it: paid through the gateway, not forced besides', async () => {
+    const o = await reserve(h.api, uniqueSku('FKC'), 1);
+    await h.sim.setFaults({ hangMs: 600, script: ['slow_ok'] });
+    const confirming = h.api.post(`/orders/${o.id}/confirm`);
+    await waitFor('the charge in flight', async () => (await h.db.query(`SELECT 1 FROM orders WHERE id = $1 AND lease_until > now()`, [o.id])).length === 1);
+    const forced = await h.api.admin('POST', `/admin/orders/${o.id}/force-confirm`, { reason: 'customer on the phone' });
+    expect(forced.status).toBe(200);
+    expect(forced.body).toMatchObject({ status: 'CONFIRM_SUCCESS', needsAttention: false });
+    expect((await confirming).body).toMatchObject({ status: 'CONFIRM_SUCCESS' });
+    const [{ force_confirmed }] = await h.db.query(`SELECT force_confirmed FROM orders WHERE id = $1`, [o.id]);
+    expect(force_confirmed).toBe(false);
+    expect(await h.sim.chargesFor(o.id)).toEqual({ succeeded: 1, declined: 0, netCapturedMinor: 1000 });
+  });
 });
 
 describe('both flows side by side', () => {

@@ -104,6 +104,7 @@ export class AdminService {
   /** Newest-first cursors are their own kind: one never continues an oldest-first list. */
   private readonly newestCursors: SignedCursor;
   private readonly refundWatchMs: number;
+  private readonly waitMs: number;
 
   constructor(
     private readonly db: Db,
@@ -119,6 +120,7 @@ export class AdminService {
     this.cursors = new SignedCursor(cursorKey, ORDER_LIST_CURSOR);
     this.newestCursors = new SignedCursor(cursorKey, `${ORDER_LIST_CURSOR}:newest`);
     this.refundWatchMs = refundWatchMs(config.env);
+    this.waitMs = config.env.IDEMPOTENCY_WAIT_MS;
   }
 
   async view(id: string): Promise<AdminOrder> {
@@ -130,6 +132,9 @@ export class AdminService {
   async forceConfirm(id: string, reason: string, actor: Actor): Promise<AdminOrder> {
     if (!isUuid(id)) throw AppError.notFound(`order ${id}`);
     if ((await this.db.sql.one(ADMIN_SQL.forceCapture, [id, HOLDING, reason, actor.operator ?? null, JSON.stringify(actor.principal)])) !== undefined) return this.forceCapture(id);
+    // A charge in flight is awaited first: if it succeeds the order is paid through the gateway, and
+    // forcing it would have left the customer charged besides the payment the operator vouches for.
+    await this.store.awaitStep(id, this.waitMs);
     const move = paidMove(id, `force-confirmed by an operator: ${reason}`, {
       forced: true,
       refundWatchMs: this.refundWatchMs,
@@ -146,9 +151,12 @@ export class AdminService {
    * An order whose payment was held at Try is captured like Confirm (force-confirm without a
    * capture is only for an order paid outside the gateway): now, its Confirm answered as it stands
    * afterwards — CONFIRM_PENDING while the capture's (or the authorization's) outcome is unknown.
+   * A capture already in flight (a Confirm's, a retry's) is awaited like the expiry awaits one, up
+   * to IDEMPOTENCY_WAIT_MS, so the operator is answered its outcome, not the order as it was.
    */
   private async forceCapture(id: string): Promise<AdminOrder> {
     await this.confirm.confirm(id, undefined, undefined);
+    await this.store.awaitStep(id, this.waitMs);
     const now = await this.view(id);
     if (now.status === 'CONFIRM_PENDING' && (now.payment as { status?: string } | null)?.status === 'authorizing') await this.due.settleAuthorization(id);
     const after = await this.view(id);

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError } from '../../common/errors.js';
 import { isUuid } from '../../common/uuid.js';
 import { AppConfig } from '../../config/app-config.js';
@@ -120,13 +119,7 @@ export class ReservationExpiry {
    * a moment before. A Confirm's charge in flight is awaited as long, then answered as it stands.
    */
   private async awaitOther(id: string, before: OrderAnswer): Promise<OrderAnswer> {
-    const deadline = Date.now() + this.waitMs;
-    for (let pause = 10; ; pause = Math.min(pause * 2, 200)) {
-      const s = await this.store.state(id);
-      if (!s) return before;
-      if (!HOLDING.includes(s.status) || !s.expired || !s.leased || Date.now() + pause >= deadline) return s;
-      await sleep(pause);
-    }
+    return (await this.store.awaitStep(id, this.waitMs, (s) => HOLDING.includes(s.status) && s.expired && s.leased)) ?? before;
   }
 
   private async released(r: MoveResult): Promise<OrderAnswer> {

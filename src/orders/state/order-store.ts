@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Batcher, BatcherOptions } from '../../common/batcher.js';
 import { AppError } from '../../common/errors.js';
 import { isUuid } from '../../common/uuid.js';
@@ -6,7 +7,7 @@ import { AppConfig } from '../../config/app-config.js';
 import { BUSY_RETRY, Db, isolateFailure } from '../../database/db.js';
 import { engineSeries, MetricsService } from '../../metrics/metrics.service.js';
 import { Move, moveJson } from './moves.js';
-import { OrderStatus, PaymentStatus, TERMINAL } from './order-state.js';
+import { HOLDING, OrderStatus, PaymentStatus, TERMINAL } from './order-state.js';
 import { ORDERS_SQL } from './orders.sql.js';
 import { REFUND, RefundStatus } from './refund-state.js';
 
@@ -117,6 +118,20 @@ export class OrderStore {
 
   async state(id: string): Promise<OrderState | undefined> {
     return this.db.sql.one<OrderState>(ORDERS_SQL.state, [id]);
+  }
+
+  /**
+   * Another step holds the order (its lease: a charge or capture in flight, an expiry releasing
+   * it): its outcome is awaited, up to `waitMs`, by re-reading the order (10 ms, then doubling to
+   * 200 ms). The order as it then stands; still held once the wait is up, as it is.
+   */
+  async awaitStep(id: string, waitMs: number, held: (s: OrderState) => boolean = (s) => HOLDING.includes(s.status) && s.leased): Promise<OrderState | undefined> {
+    const deadline = Date.now() + waitMs;
+    for (let pause = 10; ; pause = Math.min(pause * 2, 200)) {
+      const s = await this.state(id);
+      if (!s || !held(s) || Date.now() + pause >= deadline) return s;
+      await sleep(pause);
+    }
   }
 
   private async runMoves(batch: Move[]): Promise<MoveResult[]> {
