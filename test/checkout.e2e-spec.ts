@@ -187,7 +187,20 @@ describe('Confirm and Cancel', () => {
       expect(final.status).toBe('CANCELED');
       expect(inv).toMatchObject({ onHand: 5, reserved: 0 });
     }
-    for (const a of answers) expect([200, 202, 409]).toContain(a.status);
+    // Every answer agrees with where the order ended: a Cancel answers 200 CANCELED only if it was
+    // canceled, 409 ORDER_CONFIRMED only if it was paid; a Confirm 200 only if paid, 409
+    // ORDER_CANCELED only if canceled, 202 only with the order still in progress as it read it.
+    const paid = final.status === 'CONFIRM_SUCCESS';
+    const said = answers.map((a, i) => ({ route: i < 5 ? 'cancel' : 'confirm', status: a.status, what: a.body.code ?? a.body.status }));
+    const agrees = ({ route, status, what }: (typeof said)[number]) =>
+      route === 'cancel'
+        ? (status === 200 && what === 'CANCELED' && !paid) || (status === 409 && what === 'ORDER_CONFIRMED' && paid)
+        : (status === 200 && what === 'CONFIRM_SUCCESS' && paid) ||
+          (status === 409 && what === 'ORDER_CANCELED' && !paid) ||
+          (status === 202 && (what === 'TRY_SUCCESS' || what === 'CONFIRM_PENDING'));
+    expect(said.filter((a) => !agrees(a))).toEqual([]);
+    // And the side that won said so at least once.
+    expect(said.some((a) => a.status === 200)).toBe(true);
   });
 
   it('the Idempotency-Key survives a restart', async () => {

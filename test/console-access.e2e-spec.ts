@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { call, makeKey, makeOperator, type MadeKey, type MadeOperator } from './support/access.js';
 import { axe, openBrowser, pageWidth, shot, text, viewport, WIDTHS, type Browser } from './support/browser.js';
+import { ADMIN_TOKEN } from './support/env.js';
 import { useHarness } from './support/harness.js';
 import { fetchFromAddress, waitFor } from './support/http.js';
 import { uniqueSku } from './support/orders.js';
@@ -109,6 +112,34 @@ describe('console: sign-in by account', () => {
       const init = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: spelling, password: locked.password }) };
       expect({ spelling, status: (await fetchFromAddress(`${h.svc.url}/console/session`, init, '127.66.9.1')).status }).toEqual({ spelling, status });
     }
+  });
+});
+
+describe('console: sign-in from another site', () => {
+  it("a sign-in form posted from another site's page (login CSRF) is refused 403, sets no session and is audited; the console's own form still signs in", async () => {
+    // The other site: a page on "localhost" (the console is on 127.0.0.1, another site) whose form
+    // posts a JSON body as text/plain, as a form can — `name=value`, the "=" inside the JSON's last
+    // string — to sign the visitor in as whoever that site chose (here with the token, as "=Mallory").
+    const form = `<!doctype html><form method="post" enctype="text/plain" action="${h.svc.url}/console/session"><input type="hidden" name='{"token":"${ADMIN_TOKEN}","name":"' value='Mallory"}'></form>`;
+    const site = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(form));
+    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+    const other = await b.context.newPage();
+    try {
+      await other.goto(`http://localhost:${(site.address() as AddressInfo).port}/`);
+      const [answer] = await Promise.all([other.waitForResponse(`${h.svc.url}/console/session`), other.evaluate('document.forms[0].submit()')]);
+      expect(answer.status()).toBe(403);
+      expect(answer.headers()['set-cookie']).toBeUndefined();
+      expect((await b.context.cookies(h.svc.url)).find((c) => c.name === 'tcc_console')).toBeUndefined();
+      const [audited] = await h.db.query<{ outcome: number; principal_name: string | null }>(
+        `SELECT outcome, principal_name FROM audit_log WHERE action = 'sign_in' AND target = 'admin token' ORDER BY id DESC LIMIT 1`,
+      );
+      expect(audited).toEqual({ outcome: 403, principal_name: null });
+    } finally {
+      await other.close();
+      site.close();
+    }
+    await signInAs(ops.viewer);
+    await signOut();
   });
 });
 

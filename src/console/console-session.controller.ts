@@ -8,7 +8,7 @@ import { AppError } from '../common/errors.js';
 import type { Principal } from '../http/actor.js';
 import { ApiErrors, ApiJson, ApiJsonBody, ref } from '../http/api-docs.js';
 import { clientAddress } from '../http/client-address.js';
-import { csrfMatches, forbidden } from '../http/auth.js';
+import { csrfMatches, forbidden, fromAnotherSite } from '../http/auth.js';
 import { CredentialThrottle } from '../http/credential-throttle.js';
 import { cameOverHttps, clearedSessionCookie, SESSION_COOKIE, sessionCookie, sessionCookieGiven, sessionIdOf } from '../http/session-cookie.js';
 import { NoBody } from '../http/schemas.js';
@@ -40,9 +40,15 @@ export class ConsoleSessionController {
   @ApiOperation({ operationId: 'signIn', summary: `Sign in with an operator's email and password, or with the admin token: sets the ${SESSION_COOKIE} session cookie` })
   @ApiJsonBody(SignInBody)
   @ApiJson(200, SESSION)
-  @ApiErrors('UNAUTHORIZED', 'RATE_LIMITED', 'PAYLOAD_TOO_LARGE', 'MALFORMED_JSON', 'VALIDATION_FAILED')
+  @ApiErrors('UNAUTHORIZED', 'FORBIDDEN', 'RATE_LIMITED', 'PAYLOAD_TOO_LARGE', 'MALFORMED_JSON', 'VALIDATION_FAILED')
   async signIn(@Body() raw: unknown, @Req() req: FastifyRequest, @Res({ passthrough: true }) res: FastifyReply): Promise<ConsoleSession> {
     res.header('cache-control', 'no-store');
+    // A sign-in posted from another site's page would sign this browser in as whoever that site
+    // chose (login CSRF): refused unjudged, and recorded as a failed sign-in.
+    if (fromAnotherSite(req.headers)) {
+      void this.record(req, null, 'sign_in', triedTarget(raw), 403);
+      throw new AppError('FORBIDDEN', "a sign-in must come from the console's own page, not another site's");
+    }
     // After too many wrong credentials from this address, even the right one waits: the answer
     // must not tell a guesser that a guess was right. Checked before the body, as the contract
     // ranks 429. Then the attempt is counted before it is judged (a password's scrypt, the token's

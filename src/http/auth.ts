@@ -203,6 +203,16 @@ export function csrfMatches(header: string | string[] | undefined, expected: str
   return typeof header === 'string' && header.length > 0 && timingSafeEqual(digest(header), digest(expected));
 }
 
+/**
+ * A request a browser sent from another site's page (its `Sec-Fetch-Site`, which a page cannot
+ * forge): a form there can post a JSON body as text/plain. A client that is not a browser sends
+ * no such header.
+ */
+export function fromAnotherSite(headers: { 'sec-fetch-site'?: string | string[] }): boolean {
+  const site = headers['sec-fetch-site'];
+  return site === 'cross-site' || site === 'same-site';
+}
+
 export function forbidden(): AppError {
   return new AppError('FORBIDDEN', 'a state change made with a console session needs its X-CSRF-Token header');
 }
