@@ -90,7 +90,7 @@ export class RefundService {
       }
       // The watch is over and no authorization ever turned up: nothing is held.
       if (round.watch_over && round.payment_status === 'authorizing' && !payments.some((p) => p.authorizationExpiresAt !== undefined)) await this.holds.noneFound(id);
-      await this.db.sql.exec(REFUND_SQL.roundDone, [id, Math.max(1000, env.PAYMENT_TIMEOUT_MS), REFUND.done, REFUND_OPEN, round.lease]);
+      await this.db.sql.exec(REFUND_SQL.roundDone, [id, Math.max(1000, env.PAYMENT_TIMEOUT_MS), REFUND.done, REFUND_OPEN, round.lease, round.watch_over]);
     } catch (err) {
       const call = err instanceof RoundCallFailed ? err.call : 'refund';
       this.metrics.refunds.inc({ result: 'failed' });
