@@ -132,15 +132,22 @@ it('a worker killed with SIGKILL mid-retry and restarted: all terminal, at most 
   const apiProc = await start({ ...env, ROLE: 'api' });
   let worker = await start({ ...env, ROLE: 'worker' });
   const api = client(apiProc.url);
-  const orders = [];
+  const orders: { id: string }[] = [];
   for (let i = 0; i < 12; i++) orders.push(await reserve(api, uniqueSku(`KILL${i}`), 1));
   // Every first attempt is unknown; retries then land in a slow gateway, some charging then hanging.
   await sim.setFaults({ errorRate: 1 });
   await Promise.all(orders.map((o) => api.post(`/orders/${o.id}/confirm`)));
   await sim.setFaults({ errorRate: 0, latencyMs: 250, hangMs: 2000 });
   await sim.script(['charge_then_hang', 'charge_then_hang', 'charge_then_error', 'charge_then_hang']);
-  await new Promise((r) => setTimeout(r, 350));
+  // Killed mid-retry: once a retry's charge has landed at the gateway while its answer hangs.
+  const charged = async () => (await Promise.all(orders.map(async (o) => ({ id: o.id, ...(await sim.chargesFor(o.id)) })))).filter((c) => c.succeeded > 0);
+  await waitFor('a retry to charge, its answer hanging', async () => (await charged()).length > 0);
   await worker.kill();
+  const [{ open }] = await db.query<{ open: number }>(`SELECT count(*)::int AS open FROM orders WHERE id = ANY ($1::uuid[]) AND status <> ALL ($2::text[])`, [
+    (await charged()).map((c) => c.id),
+    TERMINAL,
+  ]);
+  expect(open).toBeGreaterThan(0); // a charged order the dead worker had not finished
   await new Promise((r) => setTimeout(r, 500));
   worker = await start({ ...env, ROLE: 'worker' });
   await sim.setFaults({ latencyMs: 0 });
