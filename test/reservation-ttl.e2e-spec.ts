@@ -58,6 +58,35 @@ it('at the TTL an unanswered lookup ends the order CANCELED, and a charge found 
   expect(ledger.refunds.filter((r) => paymentIds.includes(r.paymentId))).toHaveLength(1);
 });
 
+it('a refund the gateway made but the order never recorded (a round that died in between) is recorded by the next round, once, and announced once', async () => {
+  expect((await h.api.admin('PUT', '/admin/webhooks/refunds-found', { url: 'http://127.0.0.1:9/', events: ['refund.succeeded'], secret: `whsec_${Buffer.alloc(24, 7).toString('base64')}` })).status).toBe(200);
+  const order = await reserve(h.api, uniqueSku('TTLFOUND'), 2);
+  await h.sim.setFaults({ hangMs: 10_000, lookupDown: true });
+  await h.sim.script(['charge_then_hang']);
+  expect((await h.api.post(`/orders/${order.id}/confirm`)).status).toBe(202);
+  expect((await waitForStatus(h.api, order.id, TERMINAL)).status).toBe('CANCELED');
+  // What a round leaves when it dies after the gateway's refund, before its record: the refund, made
+  // with the round's own key, and nothing on the order.
+  const payment = (await h.sim.ledger()).payments.find((p) => p.reference === order.id)!;
+  const made = await fetch(`${h.sim.url}/payments/${payment.id}/refunds`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'idempotency-key': `refund-${payment.id}-0` },
+    body: JSON.stringify({ amountMinor: 2000 }),
+  });
+  expect(made.status).toBe(201);
+  await h.sim.setFaults({ lookupDown: false });
+  const refunds = async () => ((await h.api.admin('GET', `/admin/orders/${order.id}/events`)).body.data as { type: string; data: any }[]).filter((e) => e.type === 'refund.succeeded');
+  await waitFor('the next round to record the refund it finds', async () => (await refunds()).length > 0);
+  // More rounds (one a second) find it recorded: no second record, no second refund.
+  await new Promise((r) => setTimeout(r, 1500));
+  expect((await refunds()).map((e) => e.data)).toEqual([expect.objectContaining({ paymentId: payment.id, amountMinor: 2000 })]);
+  const [{ announced }] = await h.db.query<{ announced: number }>(`SELECT count(*)::int AS announced FROM webhook_deliveries WHERE order_id = $1 AND type = 'refund.succeeded'`, [order.id]);
+  expect(announced).toBe(1);
+  expect((await h.sim.ledger()).refunds.filter((r) => r.paymentId === payment.id)).toHaveLength(1);
+  expect(await h.sim.chargesFor(order.id)).toMatchObject({ netCapturedMinor: 0 });
+  expect((await h.api.admin('DELETE', '/admin/webhooks/refunds-found')).status).toBe(204);
+});
+
 it('Confirm after the TTL does not charge: the deadline wins', async () => {
   const s = uniqueSku('LATE');
   const order = await reserve(h.api, s, 1);

@@ -81,3 +81,21 @@ it('a round whose watch ran out while it was at the gateway does not end the wat
     expect(await state(q, id)).toEqual({ refund_status: REFUND.done, refund_failures: 0, failed_events: 0 });
   });
 });
+
+it('one refund recorded by two rounds (both got its answer): on the timeline once, announced once; another refund still counts', async () => {
+  await r.tx(async (q) => {
+    const id = await owed(q);
+    await q(`INSERT INTO webhooks (name, url, events, secret) VALUES ('refunds-once', 'http://127.0.0.1:9/', ARRAY['refund.succeeded'], 'whsec_x')`);
+    const refund = (refundId: string, amountMinor: number) => JSON.stringify({ paymentId: 'pay_1', refundId, amountMinor });
+    await q(REFUND_SQL.refunded.text, [id, refund('re_1', 300)]);
+    await q(REFUND_SQL.refunded.text, [id, refund('re_1', 300)]);
+    await q(REFUND_SQL.refunded.text, [id, refund('re_2', 200)]);
+    const [counts] = await q<{ events: number; deliveries: number }>(
+      `SELECT (SELECT count(*)::int FROM order_events WHERE order_id = $1 AND type = 'refund.succeeded') AS events,
+              (SELECT count(*)::int FROM webhook_deliveries WHERE order_id = $1 AND type = 'refund.succeeded') AS deliveries`,
+      [id],
+    );
+    expect(counts).toEqual({ events: 2, deliveries: 2 });
+    expect(await q(REFUND_SQL.recordedRefunds.text, [id, 'pay_1'])).toEqual([{ recorded: '500' }]);
+  });
+});

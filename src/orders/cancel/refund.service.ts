@@ -80,6 +80,7 @@ export class RefundService {
           if (!ended.ok) throw new RoundCallFailed('void', ended.detail);
           p = ended.payment;
         } else if (round.payment_status) await this.holds.record(id, round, p);
+        await this.recordFound(id, p);
         const amount = netCaptured(p);
         if (amount === 0) continue;
         const refund = await this.gateway.refund(p.id, amount, `refund-${p.id}-${p.refundedMinor}`).catch((err: unknown) => {
@@ -109,6 +110,19 @@ export class RefundService {
         }
       }
     }
+  }
+
+  /**
+   * Refunded at the gateway beyond what the order records: a round that died between the gateway's
+   * refund and its record (or a refund made at the gateway by hand). Recorded now, from the lookup,
+   * under an id of its own for that refunded total, so two rounds that both find it record it once.
+   */
+  private async recordFound(id: string, p: GatewayPayment): Promise<void> {
+    if (p.refundedMinor <= 0) return;
+    const recorded = Number((await this.db.sql.one<{ recorded: string }>(REFUND_SQL.recordedRefunds, [id, p.id]))?.recorded ?? 0);
+    if (p.refundedMinor <= recorded) return;
+    const refund = { paymentId: p.id, refundId: `found-${p.id}-${p.refundedMinor}`, amountMinor: p.refundedMinor - recorded, foundByLookup: true };
+    await this.db.sql.one(REFUND_SQL.refunded, [id, JSON.stringify(refund)]);
   }
 
   /** Reconciliation found money captured or held on a released order: watch it again, refund and void it. */

@@ -16,11 +16,22 @@ export const REFUND_SQL = {
                 payment_status, payment_id, coalesce(refund_check_until <= now(), true) AS watch_over`,
   ),
 
-  /** A refund the gateway accepted: on the timeline and in the outbox. */
+  /**
+   * A refund the gateway accepted: on the timeline and in the outbox, once per refund id (two
+   * rounds that both got its answer record it once: order_events_refund_once).
+   */
   refunded: statement(
     'refund_refunded',
-    `WITH e AS (INSERT INTO order_events (order_id, type, data) VALUES ($1, 'refund.succeeded', $2::jsonb))
-     SELECT tcc_emit('refund.succeeded', ARRAY[$1::uuid])`,
+    `WITH e AS (INSERT INTO order_events (order_id, type, data) VALUES ($1, 'refund.succeeded', $2::jsonb)
+                ON CONFLICT (order_id, (data->>'refundId')) WHERE type = 'refund.succeeded' DO NOTHING RETURNING order_id)
+     SELECT tcc_emit('refund.succeeded', ARRAY(SELECT order_id FROM e))`,
+  ),
+
+  /** What the order's timeline records as refunded of one gateway payment. */
+  recordedRefunds: statement(
+    'refund_recorded',
+    `SELECT coalesce(sum((data->>'amountMinor')::bigint), 0)::text AS recorded
+       FROM order_events WHERE order_id = $1 AND type = 'refund.succeeded' AND data->>'paymentId' = $2`,
   ),
 
   /**
