@@ -101,12 +101,21 @@ it('Confirm racing the expiry: each order is paid or released, never both', asyn
   const orders = [];
   for (let i = 0; i < 8; i++) orders.push(await reserve(h.api, uniqueSku(`EDGE${i}`), 1));
   await h.sim.setFaults({ latencyMs: 150 });
-  const expiresAt = new Date(orders[0].reservationExpiresAt).getTime();
-  // Aim the Confirms at the deadline, some just before and some just after it.
-  await new Promise((r) => setTimeout(r, Math.max(0, expiresAt - Date.now() - 200)));
-  await Promise.all(orders.map((o, i) => new Promise((r) => setTimeout(r, i * 50)).then(() => h.api.post(`/orders/${o.id}/confirm`))));
-  for (const o of orders) {
+  // Each Confirm aimed at its own order's deadline: from 200 ms before it to 150 ms after.
+  const answers = await Promise.all(
+    orders.map((o, i) => {
+      const at = new Date(o.reservationExpiresAt).getTime() - 200 + i * 50;
+      return new Promise((r) => setTimeout(r, Math.max(0, at - Date.now()))).then(() => h.api.post(`/orders/${o.id}/confirm`));
+    }),
+  );
+  for (const [i, o] of orders.entries()) {
     const done = await waitForStatus(h.api, o.id, TERMINAL);
+    // The Confirm's answer agrees with where the order ended (202: still in progress as it read it).
+    const answered = { status: answers[i].status, what: answers[i].body.code ?? answers[i].body.status };
+    expect({ id: o.id, answered }).toEqual({
+      id: o.id,
+      answered: answered.status === 202 ? answered : done.status === 'CONFIRM_SUCCESS' ? { status: 200, what: 'CONFIRM_SUCCESS' } : { status: 409, what: 'ORDER_CANCELED' },
+    });
     const inv = (await h.api.get(`/inventory/${o.items[0].sku}`)).body;
     if (done.status === 'CONFIRM_SUCCESS') {
       expect(await h.sim.chargesFor(o.id)).toMatchObject({ succeeded: 1, netCapturedMinor: 1000 });
