@@ -130,10 +130,10 @@ describe('console: sign-in from another site', () => {
       expect(answer.status()).toBe(403);
       expect(answer.headers()['set-cookie']).toBeUndefined();
       expect((await b.context.cookies(h.svc.url)).find((c) => c.name === 'tcc_console')).toBeUndefined();
-      const [audited] = await h.db.query<{ outcome: number; principal_name: string | null }>(
-        `SELECT outcome, principal_name FROM audit_log WHERE action = 'sign_in' AND target = 'admin token' ORDER BY id DESC LIMIT 1`,
+      // Audited as a failed sign-in (written after the answer: awaited).
+      await waitFor('the refused sign-in in the audit log', async () =>
+        (await h.db.query(`SELECT 1 FROM audit_log WHERE action = 'sign_in' AND target = 'admin token' AND outcome = 403 AND principal_name IS NULL`)).length === 1,
       );
-      expect(audited).toEqual({ outcome: 403, principal_name: null });
     } finally {
       await other.close();
       site.close();

@@ -87,15 +87,29 @@ it('one refund recorded by two rounds (both got its answer): on the timeline onc
     const id = await owed(q);
     await q(`INSERT INTO webhooks (name, url, events, secret) VALUES ('refunds-once', 'http://127.0.0.1:9/', ARRAY['refund.succeeded'], 'whsec_x')`);
     const refund = (refundId: string, amountMinor: number) => JSON.stringify({ paymentId: 'pay_1', refundId, amountMinor });
-    await q(REFUND_SQL.refunded.text, [id, refund('re_1', 300)]);
-    await q(REFUND_SQL.refunded.text, [id, refund('re_1', 300)]);
-    await q(REFUND_SQL.refunded.text, [id, refund('re_2', 200)]);
+    const { lease } = await claim(q, id, 5000);
+    await q(REFUND_SQL.refunded.text, [id, refund('re_1', 300), lease]);
+    await q(REFUND_SQL.refunded.text, [id, refund('re_1', 300), lease]);
+    await q(REFUND_SQL.refunded.text, [id, refund('re_2', 200), lease]);
     const [counts] = await q<{ events: number; deliveries: number }>(
       `SELECT (SELECT count(*)::int FROM order_events WHERE order_id = $1 AND type = 'refund.succeeded') AS events,
               (SELECT count(*)::int FROM webhook_deliveries WHERE order_id = $1 AND type = 'refund.succeeded') AS deliveries`,
       [id],
     );
     expect(counts).toEqual({ events: 2, deliveries: 2 });
+    expect(await q(REFUND_SQL.recordedRefunds.text, [id, 'pay_1'])).toEqual([{ recorded: '500' }]);
+  });
+});
+
+it('a round that outlived its lease records no refund: the round that took the order over records that money itself', async () => {
+  await r.tx(async (q) => {
+    const id = await owed(q);
+    const stale = await claim(q, id, 1000);
+    await q(`UPDATE orders SET refund_next_at = now() - interval '1 second' WHERE id = $1`, [id]);
+    const current = await claim(q, id, 5000);
+    await q(REFUND_SQL.refunded.text, [id, JSON.stringify({ paymentId: 'pay_1', refundId: 're_1', amountMinor: 500 }), stale.lease]);
+    expect(await q(REFUND_SQL.recordedRefunds.text, [id, 'pay_1'])).toEqual([{ recorded: '0' }]);
+    await q(REFUND_SQL.refunded.text, [id, JSON.stringify({ paymentId: 'pay_1', refundId: 'found-pay_1-500', amountMinor: 500 }), current.lease]);
     expect(await q(REFUND_SQL.recordedRefunds.text, [id, 'pay_1'])).toEqual([{ recorded: '500' }]);
   });
 });

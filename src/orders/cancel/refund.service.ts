@@ -80,14 +80,14 @@ export class RefundService {
           if (!ended.ok) throw new RoundCallFailed('void', ended.detail);
           p = ended.payment;
         } else if (round.payment_status) await this.holds.record(id, round, p);
-        await this.recordFound(id, p);
+        await this.recordFound(id, p, round.lease);
         const amount = netCaptured(p);
         if (amount === 0) continue;
         const refund = await this.gateway.refund(p.id, amount, `refund-${p.id}-${p.refundedMinor}`).catch((err: unknown) => {
           throw new RoundCallFailed('refund', (err as Error).message);
         });
         this.metrics.refunds.inc({ result: 'refunded' });
-        await this.db.sql.one(REFUND_SQL.refunded, [id, JSON.stringify({ paymentId: p.id, refundId: refund.id, amountMinor: amount })]);
+        await this.db.sql.one(REFUND_SQL.refunded, [id, JSON.stringify({ paymentId: p.id, refundId: refund.id, amountMinor: refund.amountMinor }), round.lease]);
       }
       // The watch is over and no authorization ever turned up: nothing is held.
       if (round.watch_over && round.payment_status === 'authorizing' && !payments.some((p) => p.authorizationExpiresAt !== undefined)) await this.holds.noneFound(id);
@@ -117,12 +117,12 @@ export class RefundService {
    * refund and its record (or a refund made at the gateway by hand). Recorded now, from the lookup,
    * under an id of its own for that refunded total, so two rounds that both find it record it once.
    */
-  private async recordFound(id: string, p: GatewayPayment): Promise<void> {
+  private async recordFound(id: string, p: GatewayPayment, lease: string): Promise<void> {
     if (p.refundedMinor <= 0) return;
     const recorded = Number((await this.db.sql.one<{ recorded: string }>(REFUND_SQL.recordedRefunds, [id, p.id]))?.recorded ?? 0);
     if (p.refundedMinor <= recorded) return;
     const refund = { paymentId: p.id, refundId: `found-${p.id}-${p.refundedMinor}`, amountMinor: p.refundedMinor - recorded, foundByLookup: true };
-    await this.db.sql.one(REFUND_SQL.refunded, [id, JSON.stringify(refund)]);
+    await this.db.sql.one(REFUND_SQL.refunded, [id, JSON.stringify(refund), lease]);
   }
 
   /** Reconciliation found money captured or held on a released order: watch it again, refund and void it. */

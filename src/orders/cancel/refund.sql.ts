@@ -17,13 +17,16 @@ export const REFUND_SQL = {
   ),
 
   /**
-   * A refund the gateway accepted: on the timeline and in the outbox, once per refund id (two
-   * rounds that both got its answer record it once: order_events_refund_once).
+   * A refund the gateway accepted: on the timeline and in the outbox, once per refund id
+   * (order_events_refund_once), and only by the round that holds the order ($3, its lease, read
+   * under the order's lock): a round that outlived its lease records nothing, as the round that
+   * took over records the same money itself — found by its lookup, or by replaying the refund's key.
    */
   refunded: statement(
     'refund_refunded',
-    `WITH e AS (INSERT INTO order_events (order_id, type, data) VALUES ($1, 'refund.succeeded', $2::jsonb)
-                ON CONFLICT (order_id, (data->>'refundId')) WHERE type = 'refund.succeeded' DO NOTHING RETURNING order_id)
+    `WITH o AS (SELECT id FROM orders WHERE id = $1 AND refund_next_at = $3::timestamptz FOR UPDATE),
+     e AS (INSERT INTO order_events (order_id, type, data) SELECT o.id, 'refund.succeeded', $2::jsonb FROM o
+           ON CONFLICT (order_id, (data->>'refundId')) WHERE type = 'refund.succeeded' DO NOTHING RETURNING order_id)
      SELECT tcc_emit('refund.succeeded', ARRAY(SELECT order_id FROM e))`,
   ),
 
