@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { call, makeKey, makeOperator, type MadeKey, type MadeOperator } from './support/access.js';
@@ -140,6 +140,21 @@ describe('console: sign-in from another site', () => {
     }
     await signInAs(ops.viewer);
     await signOut();
+  });
+
+  it('a browser without Fetch Metadata is judged by its Origin: another host refused 403, the console\'s own signs in', async () => {
+    const post = (origin: string) =>
+      new Promise<{ status: number; cookie: boolean }>((resolve, reject) => {
+        const req = httpRequest(`${h.svc.url}/console/session`, { method: 'POST', headers: { 'content-type': 'text/plain', origin } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode!, cookie: (res.headers['set-cookie'] ?? []).some((c) => c.startsWith('tcc_console=')) }));
+        });
+        req.on('error', reject);
+        req.end(JSON.stringify({ token: ADMIN_TOKEN, name: 'Origin check' }));
+      });
+    expect(await post('http://evil.example')).toEqual({ status: 403, cookie: false });
+    expect(await post('null')).toEqual({ status: 403, cookie: false });
+    expect(await post(h.svc.url)).toEqual({ status: 200, cookie: true });
   });
 });
 

@@ -4,6 +4,7 @@ import { AppError } from '../common/errors.js';
 import { ROOT, setActor, type Principal } from './actor.js';
 import { clientAddress } from './client-address.js';
 import type { CredentialThrottle } from './credential-throttle.js';
+export { fromAnotherSite } from './request-site.js';
 import { cameOverHttps, clearedSessionCookie, sessionCookieGiven, sessionIdOf } from './session-cookie.js';
 
 /** A request's path, without its query string (which may carry what must not be logged). */
@@ -201,16 +202,6 @@ export function lacksScope(scope: string): AppError {
 /** The X-CSRF-Token header equals the session's token (compared in constant time). */
 export function csrfMatches(header: string | string[] | undefined, expected: string): boolean {
   return typeof header === 'string' && header.length > 0 && timingSafeEqual(digest(header), digest(expected));
-}
-
-/**
- * A request a browser sent from another site's page (its `Sec-Fetch-Site`, which a page cannot
- * forge): a form there can post a JSON body as text/plain. A client that is not a browser sends
- * no such header.
- */
-export function fromAnotherSite(headers: { 'sec-fetch-site'?: string | string[] }): boolean {
-  const site = headers['sec-fetch-site'];
-  return site === 'cross-site' || site === 'same-site';
 }
 
 export function forbidden(): AppError {
