@@ -163,7 +163,7 @@ describe('Confirm captures, Cancel voids', () => {
     const o = await reserveHeld(h.api, uniqueSku('FKF'), 1);
     await h.sim.setFaults({ hangMs: 600, captureScript: ['slow_ok'] });
     const confirming = h.api.post(`/orders/${o.id}/confirm`);
-    await waitFor('the capture in flight', async () => (await h.db.query(`SELECT 1 FROM orders WHERE id = $1 AND lease_until > now()`, [o.id])).length === 1);
+    await waitFor('the capture in flight', async () => (await h.db.query(`SELECT 1 FROM orders WHERE id = $1 AND lease_until > now()`, [o.id])).length === 1, 5_000, 20);
     const forced = await h.api.admin('POST', `/admin/orders/${o.id}/force-confirm`, { reason: 'customer on the phone' });
     expect(forced.status).toBe(200);
     expect(forced.body).toMatchObject({ status: 'CONFIRM_SUCCESS', payment: { status: 'captured', capturedMinor: 1000 } });
@@ -175,7 +175,7 @@ describe('Confirm captures, Cancel voids', () => {
     const o = await reserve(h.api, uniqueSku('FKC'), 1);
     await h.sim.setFaults({ hangMs: 600, script: ['slow_ok'] });
     const confirming = h.api.post(`/orders/${o.id}/confirm`);
-    await waitFor('the charge in flight', async () => (await h.db.query(`SELECT 1 FROM orders WHERE id = $1 AND lease_until > now()`, [o.id])).length === 1);
+    await waitFor('the charge in flight', async () => (await h.db.query(`SELECT 1 FROM orders WHERE id = $1 AND lease_until > now()`, [o.id])).length === 1, 5_000, 20);
     const forced = await h.api.admin('POST', `/admin/orders/${o.id}/force-confirm`, { reason: 'customer on the phone' });
     expect(forced.status).toBe(200);
     expect(forced.body).toMatchObject({ status: 'CONFIRM_SUCCESS', needsAttention: false });
