@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { attentionProbe } from './support/attention.js';
 import { useHarness } from './support/harness.js';
 import { waitFor } from './support/http.js';
@@ -64,4 +65,31 @@ it('a refusal after an attempt whose outcome is unknown may owe: it is watched (
   expect(await view(id)).toMatchObject({ refundStatus: 'PENDING' });
   await h.sim.setFaults({ down: true, lookupDown: true, refundDown: true });
   await waitFor('the refusal after an unknown outcome to need attention', async () => (await view(id)).needsAttention === true, 30_000, 250);
+}, 60_000);
+
+it('held payments that ended without taking anything — a capture refused as the authorization expired, a hold voided on Cancel — are not watched on: no alarm while the gateway is away', async () => {
+  const held = async () => {
+    const res = await h.api.order(randomUUID(), { customerId: 'c-alarm', items: [{ sku, quantity: 1 }], payment: { paymentToken: 'tok_ok' } });
+    expect(res.body).toMatchObject({ status: 'TRY_SUCCESS', payment: { status: 'authorized' } });
+    return res.body.id as string;
+  };
+  const expired = await held();
+  await h.sim.script(['expired'], 'captureScript');
+  const confirm = await h.api.post(`/orders/${expired}/confirm`);
+  expect(confirm.status).toBe(402);
+  expect(confirm.body).toMatchObject({ status: 'PAY_FAILED', payment: { status: 'expired' } });
+  expect(await view(expired)).toMatchObject({ refundStatus: null }); // nothing to watch for
+  const voided = await held();
+  expect((await h.api.post(`/orders/${voided}/cancel`)).body).toMatchObject({ status: 'CANCELED' });
+  await waitFor('the void, and the watch to end with it', async () => {
+    const v = await view(voided);
+    return v.payment?.status === 'voided' && v.refundStatus === 'DONE';
+  });
+  const control = await mayOwe();
+
+  await h.sim.setFaults({ down: true, lookupDown: true, refundDown: true });
+  await waitFor('the order that may owe to need attention', async () => (await view(control)).needsAttention === true, 30_000, 250);
+  await expectNoAlarm(expired, 'PAY_FAILED');
+  expect(await view(voided)).toMatchObject({ status: 'CANCELED', refundStatus: 'DONE', needsAttention: false, payment: { status: 'voided' } });
+  expect((await eventTypes(voided)).filter((t) => t === 'refund.failed' || t === 'attention.needed')).toEqual([]);
 }, 60_000);

@@ -89,6 +89,15 @@ export function netCaptured(p: GatewayPayment): number {
   return p.status === 'succeeded' ? Math.max(0, (p.capturedMinor ?? p.amountMinor) - p.refundedMinor) : 0;
 }
 
+/**
+ * A held payment that ended without taking anything: the gateway's payments for the order include
+ * an authorization that expired or was voided, and none that holds or took money. Nothing can
+ * land on it any more (a capture of it is refused), so its order owes nothing.
+ */
+export function holdEnded(payments: readonly GatewayPayment[]): boolean {
+  return !payments.some((p) => p.status === 'authorized' || p.status === 'succeeded') && payments.some((p) => p.status === 'expired' || p.status === 'voided');
+}
+
 /** An authorization still holding the customer's money: what a compensation must void. */
 export function isOpenHold(p: GatewayPayment): boolean {
   return p.status === 'authorized';

@@ -3,7 +3,7 @@ import { AppConfig } from '../../config/app-config.js';
 import { Db } from '../../database/db.js';
 import { MetricsService } from '../../metrics/metrics.service.js';
 import { PaymentGateway } from '../../payments/payment-gateway.js';
-import { GatewayPayment, isOpenHold, netCaptured } from '../../payments/gateway.types.js';
+import { GatewayPayment, holdEnded, isOpenHold, netCaptured } from '../../payments/gateway.types.js';
 import { retryDelayMs } from '../../common/backoff.js';
 import { PaymentStatus } from '../state/order-state.js';
 import { REFUND, REFUND_OPEN, RefundStatus, refundWatchMs } from '../state/refund-state.js';
@@ -73,6 +73,7 @@ export class RefundService {
         // What the lookup was for: a hold to void (a payment held at Try, not captured), else a refund.
         throw new RoundCallFailed(round.payment_status && round.payment_status !== 'captured' ? 'void' : 'refund', (err as Error).message);
       }
+      const after: GatewayPayment[] = [];
       for (const found of payments) {
         let p = found;
         if (isOpenHold(p)) {
@@ -80,6 +81,7 @@ export class RefundService {
           if (!ended.ok) throw new RoundCallFailed('void', ended.detail);
           p = ended.payment;
         } else if (round.payment_status) await this.holds.record(id, round, p);
+        after.push(p);
         await this.recordFound(id, p, round.lease);
         const amount = netCaptured(p);
         if (amount === 0) continue;
@@ -91,7 +93,11 @@ export class RefundService {
       }
       // The watch is over and no authorization ever turned up: nothing is held.
       if (round.watch_over && round.payment_status === 'authorizing' && !payments.some((p) => p.authorizationExpiresAt !== undefined)) await this.holds.noneFound(id);
-      await this.db.sql.exec(REFUND_SQL.roundDone, [id, Math.max(1000, env.PAYMENT_TIMEOUT_MS), REFUND.done, REFUND_OPEN, round.lease, round.watch_over]);
+      // The watch ends when it is over, or once the order's held payment has ended without taking
+      // anything (voided, expired): nothing can land on it any more. Kept on, its rounds would fail
+      // while the gateway is away and flag an order that holds nothing.
+      const nothingOwed = round.payment_status !== null && holdEnded(after);
+      await this.db.sql.exec(REFUND_SQL.roundDone, [id, Math.max(1000, env.PAYMENT_TIMEOUT_MS), REFUND.done, REFUND_OPEN, round.lease, round.watch_over || nothingOwed]);
     } catch (err) {
       const call = err instanceof RoundCallFailed ? err.call : 'refund';
       this.metrics.refunds.inc({ result: 'failed' });

@@ -38,16 +38,17 @@ export const REFUND_SQL = {
   ),
 
   /**
-   * Nothing left to refund this round: done once the watch window is over, else look again soon.
-   * Only a round that began with the watch over ($6) ends it: one whose watch ran out while it
-   * was at the gateway leaves a last round due now, which begins past the watch and so settles
-   * what only the watch's end decides (an authorization that never turned up).
+   * Nothing left to refund this round: done when the round says so ($6: the watch was over when it
+   * began, or the order's hold ended without taking anything), else look again soon. A round whose
+   * watch ran out while it was at the gateway does not end it: it leaves a last round due now, which
+   * begins past the watch and so settles what only the watch's end decides (an authorization that
+   * never turned up).
    */
   roundDone: statement(
     'refund_round_done',
     `UPDATE orders SET refund_failures = 0,
-            refund_status = CASE WHEN $6::boolean AND refund_check_until <= now() THEN $3 ELSE refund_status END,
-            refund_next_at = CASE WHEN $6::boolean AND refund_check_until <= now() THEN NULL
+            refund_status = CASE WHEN $6::boolean THEN $3 ELSE refund_status END,
+            refund_next_at = CASE WHEN $6::boolean THEN NULL
                                   ELSE least(refund_check_until, now() + make_interval(secs => $2::float8 / 1000)) END
       WHERE id = $1 AND refund_status = ANY ($4::text[]) AND refund_next_at = $5::timestamptz`,
   ),

@@ -11,6 +11,7 @@ import { HOLDING, OrderStatus, PaymentStatus } from '../state/order-state.js';
 import { MoveResult, OrderAnswer, OrderStore, stepLeaseMs } from '../state/order-store.js';
 import { lookUpPayments } from '../state/payment-lookup.js';
 import { REFUND, refundWatchMs } from '../state/refund-state.js';
+import { holdEnded } from '../../payments/gateway.types.js';
 import { EXPIRY_SQL } from './expiry.sql.js';
 
 /** The expiry's lease on an order, and what its payment had come to when it was taken. */
@@ -106,10 +107,11 @@ export class ReservationExpiry {
       return r;
     }
     const reason = lookup.payments ? `reservation expired; the gateway has no ${what}` : 'reservation expired; the gateway could not be asked';
-    // A held payment that ended by itself needs no void; any other is voided with the release.
-    const ended = lookup.payments && !lookup.payments.some((p) => p.status === 'authorized') && lookup.payments.some((p) => p.status === 'expired' || p.status === 'voided');
-    const payment = s.payment_status && ended ? { map: paymentTo('expired', ['capturing']) } : undefined;
-    return this.released(await this.store.apply(releaseMove(id, 'CANCELED', reason, { refundWatchMs: this.refundWatchMs, call: lookup.call, payment, lease })));
+    // A held payment that ended by itself needs no void, and leaves nothing to watch for; any other
+    // is voided with the release, and watched.
+    const ended = !!s.payment_status && !!lookup.payments && holdEnded(lookup.payments);
+    const payment = ended ? { map: paymentTo('expired', ['capturing']) } : undefined;
+    return this.released(await this.store.apply(releaseMove(id, 'CANCELED', reason, { refundWatchMs: ended ? undefined : this.refundWatchMs, call: lookup.call, payment, lease })));
   }
 
   /**

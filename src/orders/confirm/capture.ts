@@ -57,7 +57,9 @@ export class Captures {
         this.metrics.confirmAttempts.inc({ outcome: 'declined' });
         const call: Note = { type: 'payment.capture', data: { ...base, paymentId: outcome.payment.id, paymentStatus: outcome.payment.status } };
         const reason = `capture refused: the authorization ${outcome.payment.status === 'voided' ? 'was voided' : 'expired'}`;
-        return { kind: 'failed', failure: 'expired', move: releaseMove(c.id, 'PAY_FAILED', reason, { addAttempts: 1, refundWatchMs: this.watchMs, call, payment: { map: EXPIRED } }) };
+        // The capture's one key answered that the authorization ended: nothing was taken or is held,
+        // and nothing can land on it any more, so there is nothing to watch for.
+        return { kind: 'failed', failure: 'expired', move: releaseMove(c.id, 'PAY_FAILED', reason, { addAttempts: 1, refundWatchMs: undefined, call, payment: { map: EXPIRED } }) };
       }
       case 'refused': {
         this.metrics.confirmAttempts.inc({ outcome: 'error' });

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config.js';
 import { MetricsService } from '../../metrics/metrics.service.js';
 import { PaymentGateway } from '../../payments/payment-gateway.js';
-import { GatewayPayment } from '../../payments/gateway.types.js';
+import { GatewayPayment, holdEnded } from '../../payments/gateway.types.js';
 import { ReservationExpiry } from '../cancel/reservation-expiry.js';
 import { OrderScheduler } from '../order-scheduler.js';
 import { Note, paidMove, paymentTo, pendingMove, releaseMove } from '../state/moves.js';
@@ -188,10 +188,11 @@ export class ConfirmService {
       const move = paidMove(c.id, `${why}; the gateway reports the ${what} succeeded`, { paymentId: paid.id, capturedMinor: paid.capturedMinor, refundWatchMs: this.refundWatchMs, call: lookup.call });
       return this.paid(await this.store.apply(move));
     }
-    // A held payment that ended by itself (expired, voided) needs no void; any other is voided with the release.
-    const ended = c.paymentStatus && !lookup.payments.some((p) => p.status === 'authorized') && lookup.payments.some((p) => p.status === 'expired' || p.status === 'voided');
+    // A held payment that ended by itself (expired, voided) needs no void and leaves nothing to
+    // watch for; any other is voided with the release, and watched.
+    const ended = !!c.paymentStatus && holdEnded(lookup.payments);
     const move = releaseMove(c.id, 'PAY_FAILED', `${why}; the gateway has no ${what}`, {
-      refundWatchMs: this.refundWatchMs,
+      refundWatchMs: ended ? undefined : this.refundWatchMs,
       call: lookup.call,
       ...(ended ? { payment: { map: paymentTo('expired', ['capturing']) } } : {}),
     });
