@@ -3,7 +3,7 @@ import { useHarness } from './support/harness.js';
 import { HANG_ENV } from './support/service.js';
 import { waitFor } from './support/http.js';
 import { moneyBroken, reserveHeld, tryHeld } from './support/holds.js';
-import { reserve, uniqueSku } from './support/orders.js';
+import { reserve, uniqueSku, waitForStatus } from './support/orders.js';
 
 /**
  * Payment held at Try (API.md): the amount authorized with the reservation, captured at Confirm,
@@ -157,6 +157,26 @@ describe('Confirm captures, Cancel voids', () => {
     const [{ force_confirmed }] = await h.db.query(`SELECT force_confirmed FROM orders WHERE id = $1`, [b.id]);
     expect(force_confirmed).toBe(false);
     expect((await events(b.id)).filter((e) => e.type === 'operator.force_confirm')).toEqual([expect.objectContaining({ data: expect.objectContaining({ reason: 'customer on the phone', capture: true }) })]);
+  });
+
+  it('Confirm past the TTL while the authorization’s step is in flight: answered as it stands (202), not taken, nothing announced; the expiry then releases it and voids the hold', async () => {
+    const o = await reserveHeld(h.api, uniqueSku('LATEAUTH'), 1);
+    // An authorization whose outcome is still being settled (its step holds the lease), the TTL just passed.
+    await h.db.query(
+      `UPDATE orders SET payment_status = 'authorizing', lease_until = now() + interval '3 seconds', reservation_expires_at = now() - interval '1 second' WHERE id = $1`,
+      [o.id],
+    );
+    const res = await h.api.post(`/orders/${o.id}/confirm`);
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({ status: 'TRY_SUCCESS', payment: { status: 'authorizing' } });
+    expect((await events(o.id)).filter((e) => e.type === 'status.changed' && e.data.to === 'CONFIRM_PENDING')).toEqual([]);
+    const [{ status }] = await h.db.query<{ status: string }>(`SELECT status FROM orders WHERE id = $1`, [o.id]);
+    expect(status).toBe('TRY_SUCCESS');
+    // The step's lease ends: the expiry releases the order and the money-back round voids the hold.
+    await h.db.query(`UPDATE orders SET lease_until = NULL WHERE id = $1`, [o.id]);
+    const done = await waitForStatus(h.api, o.id, ['CANCELED']);
+    expect(done.status).toBe('CANCELED');
+    await waitFor('the hold voided', async () => (await h.sim.ledger()).payments.find((p) => p.reference === o.id)?.status === 'voided');
   });
 
   it('force-confirm while a Confirm’s capture is in flight awaits it and answers its outcome, one capture in all', async () => {

@@ -82,7 +82,9 @@ export class ConfirmService {
     if (!claim.found) return undefined;
     if (claim.claimed) return this.step(claim, requestId, source);
     if (HOLDING.includes(claim.status) && claim.expired && !claim.leased) return this.expiry.expire(claim.id);
-    if (source === 'client' && claim.status === 'TRY_SUCCESS' && claim.paymentStatus && PAYMENT_UNSETTLED.includes(claim.paymentStatus)) {
+    // Past its TTL with a step in flight, an order is only answered as it stands: its expiry decides
+    // once the step ends (a Confirm is not taken then, and announces nothing).
+    if (source === 'client' && claim.status === 'TRY_SUCCESS' && !claim.expired && claim.paymentStatus && PAYMENT_UNSETTLED.includes(claim.paymentStatus)) {
       // The authorization is not settled: Confirm is taken (CONFIRM_PENDING), its capture follows the authorization.
       const r = await this.store.apply(awaitAuthorizationMove(claim.id));
       if (r.won || !again) return r;
