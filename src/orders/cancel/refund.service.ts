@@ -6,7 +6,7 @@ import { PaymentGateway } from '../../payments/payment-gateway.js';
 import { GatewayPayment, holdEnded, isOpenHold, netCaptured } from '../../payments/gateway.types.js';
 import { retryDelayMs } from '../../common/backoff.js';
 import { PaymentStatus } from '../state/order-state.js';
-import { REFUND, REFUND_OPEN, RefundStatus, refundWatchMs } from '../state/refund-state.js';
+import { lookupFor, REFUND, REFUND_OPEN, RefundStatus, refundWatchMs } from '../state/refund-state.js';
 import { HoldRelease } from './hold-release.js';
 import { REFUND_SQL } from './refund.sql.js';
 
@@ -70,8 +70,8 @@ export class RefundService {
       try {
         payments = await this.gateway.lookup(id);
       } catch (err) {
-        // What the lookup was for: a hold to void (a payment held at Try, not captured), else a refund.
-        throw new RoundCallFailed(round.payment_status && round.payment_status !== 'captured' ? 'void' : 'refund', (err as Error).message);
+        // What the lookup was for: a hold that may still be open, to void, else money to refund.
+        throw new RoundCallFailed(lookupFor(round.payment_status), (err as Error).message);
       }
       const after: GatewayPayment[] = [];
       for (const found of payments) {

@@ -1,3 +1,5 @@
+import type { PaymentStatus } from './order-state.js';
+
 /**
  * The compensation's states, in one place. A released order that may have been charged is owed a
  * refund check (PENDING) until its watch window passes with nothing captured (DONE). A refund that
@@ -22,4 +24,14 @@ export const REFUND_OPEN: readonly RefundStatus[] = [REFUND.pending, REFUND.need
  */
 export function refundWatchMs(env: { PAYMENT_TIMEOUT_MS: number; REFUND_WATCH_MS?: number }): number {
   return env.REFUND_WATCH_MS ?? Math.max(60_000, 10 * env.PAYMENT_TIMEOUT_MS);
+}
+
+/**
+ * What a money-back round's failed lookup was for, by the order's payment: a hold that may still
+ * be open (`void`: the customer's money may still be held) — one being voided, still being
+ * authorized, authorized or being captured — else money to give back (`refund`), also on an order
+ * whose hold ended (voided, expired) but that the round watches for a capture found later.
+ */
+export function lookupFor(paymentStatus: PaymentStatus | null): 'void' | 'refund' {
+  return paymentStatus === 'voiding' || paymentStatus === 'authorizing' || paymentStatus === 'authorized' || paymentStatus === 'capturing' ? 'void' : 'refund';
 }
