@@ -104,7 +104,6 @@ export class AdminService {
   /** Newest-first cursors are their own kind: one never continues an oldest-first list. */
   private readonly newestCursors: SignedCursor;
   private readonly refundWatchMs: number;
-  private readonly waitMs: number;
 
   constructor(
     private readonly db: Db,
@@ -120,7 +119,6 @@ export class AdminService {
     this.cursors = new SignedCursor(cursorKey, ORDER_LIST_CURSOR);
     this.newestCursors = new SignedCursor(cursorKey, `${ORDER_LIST_CURSOR}:newest`);
     this.refundWatchMs = refundWatchMs(config.env);
-    this.waitMs = config.env.IDEMPOTENCY_WAIT_MS;
   }
 
   async view(id: string): Promise<AdminOrder> {
@@ -134,7 +132,7 @@ export class AdminService {
     if ((await this.db.sql.one(ADMIN_SQL.forceCapture, [id, HOLDING, reason, actor.operator ?? null, JSON.stringify(actor.principal)])) !== undefined) return this.forceCapture(id);
     // A charge in flight is awaited first: if it succeeds the order is paid through the gateway, and
     // forcing it would have left the customer charged besides the payment the operator vouches for.
-    await this.store.awaitStep(id, this.waitMs);
+    await this.store.awaitStep(id);
     const move = paidMove(id, `force-confirmed by an operator: ${reason}`, {
       forced: true,
       refundWatchMs: this.refundWatchMs,
@@ -156,7 +154,7 @@ export class AdminService {
    */
   private async forceCapture(id: string): Promise<AdminOrder> {
     await this.confirm.confirm(id, undefined, undefined);
-    await this.store.awaitStep(id, this.waitMs);
+    await this.store.awaitStep(id);
     const now = await this.view(id);
     if (now.status === 'CONFIRM_PENDING' && (now.payment as { status?: string } | null)?.status === 'authorizing') await this.due.settleAuthorization(id);
     const after = await this.view(id);

@@ -1,8 +1,7 @@
 /** U+0000, or a UTF-16 surrogate without its other half: Postgres cannot store either in text or jsonb. */
 // eslint-disable-next-line no-control-regex -- U+0000 is exactly what this looks for
 export const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-// eslint-disable-next-line no-control-regex -- as above
-const UNSTORABLE_ALL = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const UNSTORABLE_ALL = new RegExp(UNSTORABLE.source, 'g');
 
 /**
  * Text as it can be stored: each U+0000 and each unpaired surrogate replaced by U+FFFD. For what is

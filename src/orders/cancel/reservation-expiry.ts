@@ -45,7 +45,6 @@ export class ReservationExpiry {
   private readonly leaseMs: number;
   private readonly maxTtlMs: number;
   private readonly marginMs: number;
-  private readonly waitMs: number;
 
   constructor(
     private readonly db: Db,
@@ -59,7 +58,6 @@ export class ReservationExpiry {
     this.leaseMs = stepLeaseMs(config.env);
     this.maxTtlMs = config.env.RESERVATION_MAX_TTL_MS;
     this.marginMs = config.env.AUTHORIZATION_MARGIN_MS;
-    this.waitMs = config.env.IDEMPOTENCY_WAIT_MS;
   }
 
   /**
@@ -97,7 +95,7 @@ export class ReservationExpiry {
     if (!requested) return this.released(await this.store.apply(releaseMove(id, 'CANCELED', 'reservation expired', { refundWatchMs: this.refundWatchMs, lease })));
     const lookup = await lookUpPayments(this.gateway, id, undefined);
     const paid = lookup.payments?.find((p) => p.status === 'succeeded');
-    const what = s.payment_status ? 'capture' : 'charge';
+    const what = claim.payment_status ? 'capture' : 'charge';
     if (paid) {
       const move = paidMove(id, `reservation expired; the gateway reports the ${what} succeeded`, { paymentId: paid.id, capturedMinor: paid.capturedMinor, refundWatchMs: this.refundWatchMs, call: lookup.call });
       const r = await this.store.apply(move);
@@ -109,7 +107,7 @@ export class ReservationExpiry {
     const reason = lookup.payments ? `reservation expired; the gateway has no ${what}` : 'reservation expired; the gateway could not be asked';
     // A held payment that ended by itself needs no void, and leaves nothing to watch for; any other
     // is voided with the release, and watched.
-    const ended = !!s.payment_status && !!lookup.payments && holdEnded(lookup.payments);
+    const ended = !!claim.payment_status && !!lookup.payments && holdEnded(lookup.payments);
     const payment = ended ? { map: paymentTo('expired', ['capturing']) } : undefined;
     return this.released(await this.store.apply(releaseMove(id, 'CANCELED', reason, { refundWatchMs: ended ? undefined : this.refundWatchMs, call: lookup.call, payment, lease })));
   }
@@ -121,7 +119,7 @@ export class ReservationExpiry {
    * a moment before. A Confirm's charge in flight is awaited as long, then answered as it stands.
    */
   private async awaitOther(id: string, before: OrderAnswer): Promise<OrderAnswer> {
-    return (await this.store.awaitStep(id, this.waitMs, (s) => HOLDING.includes(s.status) && s.expired && s.leased)) ?? before;
+    return (await this.store.awaitStep(id, (s) => HOLDING.includes(s.status) && s.expired && s.leased)) ?? before;
   }
 
   private async released(r: MoveResult): Promise<OrderAnswer> {

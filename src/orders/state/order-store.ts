@@ -87,11 +87,15 @@ export class OrderStore {
   private readonly moves: Batcher<Move, MoveResult>;
   private readonly logger = new Logger(OrderStore.name);
 
+  /** IDEMPOTENCY_WAIT_MS: how long a request awaits another step on its order (awaitStep). */
+  private readonly waitMs: number;
+
   constructor(
     private readonly db: Db,
     config: AppConfig,
     private readonly metrics: MetricsService,
   ) {
+    this.waitMs = config.env.IDEMPOTENCY_WAIT_MS;
     this.moves = new Batcher<Move, MoveResult>({
       ...orderBatching(config),
       keyOf: (m) => m.id,
@@ -121,12 +125,13 @@ export class OrderStore {
   }
 
   /**
-   * Another step holds the order (its lease: a charge or capture in flight, an expiry releasing
-   * it): its outcome is awaited, up to `waitMs`, by re-reading the order (10 ms, then doubling to
-   * 200 ms). The order as it then stands; still held once the wait is up, as it is.
+   * Another step holds the order (its lease: a charge, capture or authorization in flight, an
+   * expiry releasing it): its outcome is awaited, up to IDEMPOTENCY_WAIT_MS, by re-reading the
+   * order (10 ms, then doubling to 200 ms). The order as it then stands; still held once the wait
+   * is up, as it is.
    */
-  async awaitStep(id: string, waitMs: number, held: (s: OrderState) => boolean = (s) => HOLDING.includes(s.status) && s.leased): Promise<OrderState | undefined> {
-    const deadline = Date.now() + waitMs;
+  async awaitStep(id: string, held: (s: OrderState) => boolean = (s) => HOLDING.includes(s.status) && s.leased): Promise<OrderState | undefined> {
+    const deadline = Date.now() + this.waitMs;
     for (let pause = 10; ; pause = Math.min(pause * 2, 200)) {
       const s = await this.state(id);
       if (!s || !held(s) || Date.now() + pause >= deadline) return s;

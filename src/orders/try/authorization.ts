@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { AppConfig } from '../../config/app-config.js';
 import { Db } from '../../database/db.js';
 import { MetricsService } from '../../metrics/metrics.service.js';
@@ -93,12 +92,7 @@ export class Authorizations {
    * IDEMPOTENCY_WAIT_MS), then answers the order as it stands.
    */
   async awaitInFlight(id: string): Promise<OrderAnswer | undefined> {
-    const deadline = Date.now() + this.env.IDEMPOTENCY_WAIT_MS;
-    for (let pause = 10; ; pause = Math.min(pause * 2, 200)) {
-      const s = await this.store.state(id);
-      if (!s || s.payment_status !== 'authorizing' || !s.leased || Date.now() + pause >= deadline) return s;
-      await sleep(pause);
-    }
+    return this.store.awaitStep(id, (s) => s.payment_status === 'authorizing' && s.leased);
   }
 
   private async attempt(a: Attempt, source: Source, requestId: string | undefined): Promise<OrderAnswer> {
