@@ -179,12 +179,18 @@ describe('Confirm captures, Cancel voids', () => {
     await waitFor('the hold voided', async () => (await h.sim.ledger()).payments.find((p) => p.reference === o.id)?.status === 'voided');
   });
 
+  /** A Confirm sent, then a force-confirm within 20 ms of its step's lease (well inside IDEMPOTENCY_WAIT_MS). */
+  async function forceConfirmMidStep(id: string) {
+    const confirming = h.api.post(`/orders/${id}/confirm`);
+    await waitFor('the step in flight', async () => (await h.db.query(`SELECT 1 FROM orders WHERE id = $1 AND lease_until > now()`, [id])).length === 1, 5_000, 20);
+    const forced = await h.api.admin('POST', `/admin/orders/${id}/force-confirm`, { reason: 'customer on the phone' });
+    return { confirming, forced };
+  }
+
   it('force-confirm while a Confirm’s capture is in flight awaits it and answers its outcome, one capture in all', async () => {
     const o = await reserveHeld(h.api, uniqueSku('FKF'), 1);
     await h.sim.setFaults({ hangMs: 600, captureScript: ['slow_ok'] });
-    const confirming = h.api.post(`/orders/${o.id}/confirm`);
-    await waitFor('the capture in flight', async () => (await h.db.query(`SELECT 1 FROM orders WHERE id = $1 AND lease_until > now()`, [o.id])).length === 1, 5_000, 20);
-    const forced = await h.api.admin('POST', `/admin/orders/${o.id}/force-confirm`, { reason: 'customer on the phone' });
+    const { confirming, forced } = await forceConfirmMidStep(o.id);
     expect(forced.status).toBe(200);
     expect(forced.body).toMatchObject({ status: 'CONFIRM_SUCCESS', payment: { status: 'captured', capturedMinor: 1000 } });
     expect((await confirming).body).toMatchObject({ status: 'CONFIRM_SUCCESS' });
@@ -194,9 +200,7 @@ describe('Confirm captures, Cancel voids', () => {
   it('force-confirm while a classic order’s charge is in flight awaits it: paid through the gateway, not forced besides', async () => {
     const o = await reserve(h.api, uniqueSku('FKC'), 1);
     await h.sim.setFaults({ hangMs: 600, script: ['slow_ok'] });
-    const confirming = h.api.post(`/orders/${o.id}/confirm`);
-    await waitFor('the charge in flight', async () => (await h.db.query(`SELECT 1 FROM orders WHERE id = $1 AND lease_until > now()`, [o.id])).length === 1, 5_000, 20);
-    const forced = await h.api.admin('POST', `/admin/orders/${o.id}/force-confirm`, { reason: 'customer on the phone' });
+    const { confirming, forced } = await forceConfirmMidStep(o.id);
     expect(forced.status).toBe(200);
     expect(forced.body).toMatchObject({ status: 'CONFIRM_SUCCESS', needsAttention: false });
     expect((await confirming).body).toMatchObject({ status: 'CONFIRM_SUCCESS' });

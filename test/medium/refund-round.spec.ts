@@ -25,6 +25,8 @@ async function owed(q: Query): Promise<string> {
 
 type Claimed = { lease: string; watch_over: boolean };
 const claim = async (q: Query, id: string, leaseMs: number) => (await q<Claimed>(REFUND_SQL.claimRound.text, [id, leaseMs, REFUND_OPEN]))[0];
+/** A round ends with nothing failing: it says whether the watch ends (REFUND_SQL.roundDone's $6). */
+const done = (q: Query, id: string, round: Claimed) => q(REFUND_SQL.roundDone.text, [id, 1000, REFUND.done, REFUND_OPEN, round.lease, round.watch_over]);
 const state = async (q: Query, id: string) =>
   (await q<{ refund_status: string; refund_failures: number; failed_events: number }>(
     `SELECT refund_status, refund_failures, (SELECT count(*)::int FROM order_events e WHERE e.order_id = o.id AND e.type = 'refund.failed') AS failed_events FROM orders o WHERE o.id = $1`,
@@ -43,7 +45,7 @@ it("a round past its lease, another round having taken the order, changes nothin
     expect(current.lease).not.toBe(stale.lease);
 
     // The stale round ends: done (the watch is over) or failed. Neither lands.
-    expect(await q(REFUND_SQL.roundDone.text, [id, 1000, REFUND.done, REFUND_OPEN, stale.lease, true])).toEqual([]);
+    expect(await done(q, id, { lease: stale.lease, watch_over: true })).toEqual([]);
     await q(REFUND_SQL.roundFailed.text, [id, 1, 1000, JSON.stringify({ call: 'void' }), REFUND_OPEN, stale.lease]);
     expect(await state(q, id)).toEqual({ refund_status: REFUND.pending, refund_failures: 0, failed_events: 0 });
 
@@ -58,7 +60,7 @@ it('a round within its lease ends as before: done once the watch is over', async
     const id = await owed(q);
     const round = await claim(q, id, 5000);
     expect(round.watch_over).toBe(true);
-    await q(REFUND_SQL.roundDone.text, [id, 1000, REFUND.done, REFUND_OPEN, round.lease, round.watch_over]);
+    await done(q, id, round);
     expect(await state(q, id)).toEqual({ refund_status: REFUND.done, refund_failures: 0, failed_events: 0 });
   });
 });
@@ -71,13 +73,13 @@ it('a round whose watch ran out while it was at the gateway does not end the wat
     expect(round.watch_over).toBe(false);
     // The watch runs out while the round waits for the gateway.
     await q(`UPDATE orders SET refund_check_until = now() - interval '1 second' WHERE id = $1`, [id]);
-    await q(REFUND_SQL.roundDone.text, [id, 1000, REFUND.done, REFUND_OPEN, round.lease, round.watch_over]);
+    await done(q, id, round);
     expect(await state(q, id)).toEqual({ refund_status: REFUND.pending, refund_failures: 0, failed_events: 0 });
     const [{ due }] = await q<{ due: boolean }>(`SELECT refund_next_at <= now() AS due FROM orders WHERE id = $1`, [id]);
     expect(due).toBe(true);
     const last = await claim(q, id, 5000);
     expect(last.watch_over).toBe(true);
-    await q(REFUND_SQL.roundDone.text, [id, 1000, REFUND.done, REFUND_OPEN, last.lease, last.watch_over]);
+    await done(q, id, last);
     expect(await state(q, id)).toEqual({ refund_status: REFUND.done, refund_failures: 0, failed_events: 0 });
   });
 });
