@@ -284,4 +284,52 @@ describe('Batcher', () => {
     expect(batches.at(-1)).toEqual([30, 31, 32]);
     expect(performance.now() - started).toBeGreaterThanOrEqual(250);
   });
+  it('gatherAfterBatch: what came during a batch waits for its convoy after it (one call), not sent at once (two)', async () => {
+    for (const gatherAfterBatch of [false, true]) {
+      const batches: number[][] = [];
+      let release: () => void = () => undefined;
+      const b = new Batcher<number, number>({
+        maxBatch: 50,
+        maxInFlight: 1,
+        windowMs: 300,
+        gatherAfterBatch,
+        run: async (xs) => {
+          batches.push(xs);
+          if (xs[0] === 0) await new Promise<void>((r) => (release = r));
+          return xs;
+        },
+      });
+      // A convoy of ten in one turn: the batcher is busy, its convoys ten strong; the call holds.
+      const first = Array.from({ length: 10 }, (_, i) => b.submit(i));
+      await tick();
+      // Four come while it runs, then the call ends, then the rest of their convoy.
+      const next = Array.from({ length: 4 }, (_, i) => b.submit(10 + i));
+      await tick();
+      release();
+      await Promise.all(first);
+      await tick();
+      next.push(...Array.from({ length: 6 }, (_, i) => b.submit(14 + i)));
+      const started = performance.now();
+      await Promise.all(next);
+      const rest = batches.slice(1);
+      if (gatherAfterBatch) {
+        expect(rest).toEqual([Array.from({ length: 10 }, (_, i) => 10 + i)]);
+        expect(performance.now() - started).toBeLessThan(150); // the convoy was in: no window's wait
+      } else {
+        expect(rest[0]).toEqual([10, 11, 12, 13]);
+        expect(rest.flat()).toEqual(Array.from({ length: 10 }, (_, i) => 10 + i));
+      }
+    }
+    // Fewer than a convoy and nobody else: they leave at the window, not never.
+    const batches: number[][] = [];
+    let release: () => void = () => undefined;
+    const b = new Batcher<number, number>({ maxBatch: 50, maxInFlight: 1, windowMs: 100, gatherAfterBatch: true, run: async (xs) => (batches.push(xs), xs[0] === 0 && (await new Promise<void>((r) => (release = r))), xs) });
+    const first = Array.from({ length: 10 }, (_, i) => b.submit(i));
+    await tick();
+    const late = [b.submit(10), b.submit(11)];
+    await tick();
+    release();
+    await Promise.all([...first, ...late]);
+    expect(batches).toEqual([Array.from({ length: 10 }, (_, i) => i), [10, 11]]);
+  });
 });
