@@ -11,7 +11,7 @@
  * any implementation on this stack would keep (BENCHMARKS.md). BENCH_PORT, BENCH_DATABASE_URL,
  * BENCH_LOG (the log file); SO_REUSEPORT, like the service's processes.
  */
-import { hash, randomBytes } from 'node:crypto';
+import { hash, randomUUID } from 'node:crypto';
 import { openSync, write } from 'node:fs';
 import http from 'node:http';
 import pg from 'pg';
@@ -115,7 +115,7 @@ function shapeOk(body: unknown, key: unknown): body is { customerId: string; ite
 
 const server = http.createServer((req, res) => {
   const started = performance.now();
-  const requestId = randomBytes(8).toString('hex');
+  const requestId = randomUUID();
   let first: Buffer | undefined;
   let more: Buffer[] | undefined;
   req.on('data', (c: Buffer) => {

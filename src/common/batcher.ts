@@ -2,9 +2,10 @@
  * Group commit: requests that arrive while the database is busy are collected and sent as one
  * call. A batch leaves when `maxBatch` requests wait, or at the end of the current turn of the
  * event loop — unless requests have lately been arriving less than four windows apart: then it
- * waits up to `windowMs` for company (or until a running batch ends), and no longer than it takes
- * to gather as many as the largest of the last batches (see RECENT). At most `maxInFlight` batches
- * run at once. So under load batches grow, and a lone request waits for nothing.
+ * waits up to `windowMs` for company (or until a running batch ends; with `gatherAfterBatch`, a
+ * window from then), and no longer than it takes to gather as many as the largest of the last
+ * batches (see RECENT). At most `maxInFlight` batches run at once. So under load batches grow, and
+ * a lone request waits for nothing.
  *
  * Requests that share a key (`keyOf`) never travel in one batch, nor in two batches running at
  * once: the later one waits for the next batch, where it sees what the first one did.
