@@ -136,9 +136,12 @@ export interface Problem {
   [extra: string]: unknown;
 }
 
+/** Each code's problem type, made once: a refusal on a sold-out SKU is answered thousands of times a second. */
+const PROBLEM_TYPES = Object.fromEntries(ERROR_CODES.map((c) => [c, `https://tcc-inventory.dev/problems/${c.toLowerCase().replace(/_/g, '-')}`])) as Record<ErrorCode, string>;
+
 export function toProblem(code: ErrorCode, detail: string, extra: Record<string, unknown> = {}, status = statusOf(code)): Problem {
   return {
-    type: `https://tcc-inventory.dev/problems/${code.toLowerCase().replace(/_/g, '-')}`,
+    type: PROBLEM_TYPES[code],
     title: TITLES[status] ?? 'Error',
     status,
     detail,

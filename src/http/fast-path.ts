@@ -135,15 +135,22 @@ export class FastPath {
     req.on('end', () =>
       requestContext.run({ reqId: requestId }, () => {
         const text = more ? Buffer.concat(more).toString('utf8') : (first?.toString('utf8') ?? '');
-        void this.answer(confirmId, text, req, res, requestId).then((status) =>
-          this.record!('POST', route, url, requestId, status, performance.now() - started, confirmId?.toLowerCase(), req),
-        );
+        void this.answer(confirmId, text, req, res, requestId, route, started);
       }),
     );
     return true;
   }
 
-  private async answer(confirmId: string | undefined, text: string, req: http.IncomingMessage, res: http.ServerResponse, requestId: string): Promise<number> {
+  /** Answers the request, then records it (latency, access log). */
+  private async answer(
+    confirmId: string | undefined,
+    text: string,
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    requestId: string,
+    route: string,
+    started: number,
+  ): Promise<void> {
     let answer: FastAnswer;
     let retryAfter: number | undefined;
     try {
@@ -155,15 +162,17 @@ export class FastPath {
       answer = { status: p.status, body: JSON.stringify(p), problem: true };
     }
     if (!res.destroyed) {
-      res.writeHead(answer.status, {
+      // One object of a fixed shape: a spread here made every answer's headers a dictionary.
+      const headers: http.OutgoingHttpHeaders = {
         'x-request-id': requestId,
         'content-type': answer.problem ? PROBLEM_JSON_TYPE : JSON_TYPE,
         'content-length': Buffer.byteLength(answer.body),
-        ...(retryAfter !== undefined ? { 'retry-after': String(retryAfter) } : {}),
-      });
+      };
+      if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
+      res.writeHead(answer.status, headers);
       res.end(answer.body);
     }
-    return answer.status;
+    this.record!('POST', route, req.url ?? '', requestId, answer.status, performance.now() - started, confirmId?.toLowerCase(), req);
   }
 }
 
