@@ -2,10 +2,9 @@
  * Group commit: requests that arrive while the database is busy are collected and sent as one
  * call. A batch leaves when `maxBatch` requests wait, or at the end of the current turn of the
  * event loop — unless requests have lately been arriving less than four windows apart: then it
- * waits up to `windowMs` for company (or until a running batch ends; with `gatherAfterBatch`, a
- * window from then), and no longer than it takes to gather as many as the largest of the last
- * batches (see RECENT). At most `maxInFlight` batches run at once. So under load batches grow, and
- * a lone request waits for nothing.
+ * waits up to `windowMs` for company (or until a running batch ends), and no longer than it takes
+ * to gather as many as the largest of the last batches (see RECENT). At most `maxInFlight` batches
+ * run at once. So under load batches grow, and a lone request waits for nothing.
  *
  * Requests that share a key (`keyOf`) never travel in one batch, nor in two batches running at
  * once: the later one waits for the next batch, where it sees what the first one did.
@@ -37,12 +36,6 @@ export interface BatcherOptions<Req, Res> {
   retry?: { when: (err: unknown) => boolean; delaysMs: readonly number[] };
   /** Told each time a request is sent again (metrics). */
   onRetry?: () => void;
-  /**
-   * When a batch ends, the requests that came meanwhile wait for their convoy as a new batch does
-   * (see RECENT), instead of leaving at once: for a call whose requests come back together (a
-   * closed loop answered by the batch before), fewer and fuller calls.
-   */
-  gatherAfterBatch?: boolean;
 }
 
 interface Waiting<Req, Res> {
@@ -143,14 +136,6 @@ export class Batcher<Req, Res> {
     this.timer = this.waiting ? setTimeout(this.fire, this.opts.windowMs) : setImmediate(this.fire);
   }
 
-  /** A batch ended and fewer than its convoy wait: they wait for the rest, as a new batch does. */
-  private gather(): void {
-    if (this.timer && !this.waiting) return; // already leaving at the end of this turn
-    clearTimeout(this.timer as NodeJS.Timeout);
-    this.timer = undefined;
-    this.schedule();
-  }
-
   /** The wait is over (its convoy is in): the batch leaves at the end of this turn. */
   private endOfTurn(): void {
     clearTimeout(this.timer as NodeJS.Timeout);
@@ -225,11 +210,9 @@ export class Batcher<Req, Res> {
     } finally {
       this.inFlight -= 1;
       if (keys) this.keysInFlight.splice(this.keysInFlight.indexOf(keys), 1);
-      // What arrived meanwhile has waited a whole batch already: send it now — or, with
-      // gatherAfterBatch, once the rest of its convoy is in (at most a window).
-      if (this.queue.length === 0) this.settled();
-      else if (this.opts.gatherAfterBatch && this.queue.length < this.target && this.queue.length < this.opts.maxBatch) this.gather();
-      else this.flush();
+      // What arrived meanwhile has waited a whole batch already: send it now.
+      if (this.queue.length > 0) this.flush();
+      else this.settled();
     }
   }
 

@@ -89,12 +89,8 @@ export class TryEngine {
       // One at a time: a probe is short (a read, no lock), and fewer busy backends leave the CPU to
       // the HTTP path — more in flight gave fewer answers at a higher p99 (BENCHMARKS.md).
       maxInFlight: 1,
-      gatherAfterBatch: true,
       // The same wait for company as a Try batch (opts), ending once the convoy is in (see
-      // Batcher): fewer, fuller probe calls, each refusal cheaper for Postgres. Also after a
-      // probe ends (gatherAfterBatch): the refusals it answered come back together, and those
-      // that came while it ran wait for them rather than leave as half a convoy (Postgres 32 → 26
-      // µs a refusal, BENCHMARKS.md).
+      // Batcher): fewer, fuller probe calls, each refusal cheaper for Postgres.
       ...engineSeries(metrics, 'probe'),
       isolate: isolateFailure,
       retry: BUSY_RETRY,
