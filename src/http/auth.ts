@@ -4,7 +4,6 @@ import { AppError } from '../common/errors.js';
 import { ROOT, setActor, type Principal } from './actor.js';
 import { clientAddress } from './client-address.js';
 import type { CredentialThrottle } from './credential-throttle.js';
-export { fromAnotherSite } from './request-site.js';
 import { cameOverHttps, clearedSessionCookie, sessionCookieGiven, sessionIdOf } from './session-cookie.js';
 
 /** A request's path, without its query string (which may carry what must not be logged). */

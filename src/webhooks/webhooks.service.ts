@@ -49,10 +49,10 @@ function view(r: DeliveryRow): DeliveryView {
   };
 }
 
-/** Bad URL: a validation error on `url` (never a 500, whatever `new URL` makes of it). */
 /** Deliveries removed per transaction when an endpoint is deleted (see remove). */
 const REMOVE_BATCH = 5000;
 
+/** Bad URL: a validation error on `url` (never a 500, whatever `new URL` makes of it). */
 function checkUrl(raw: string): void {
   let protocol: string;
   try {
